@@ -1,0 +1,218 @@
+//! The cancel decision: may this session ask the server to cancel this job?
+//!
+//! Superset answers a cancel for a job of another user or another channel with
+//! `403 Not authorized to cancel this job`. The guard decides the same question locally, from
+//! the record the job's creator left, so such a request is never sent.
+
+use serde::ser::{SerializeStruct, Serializer};
+use serde::Serialize;
+
+use super::model::JobRecord;
+use super::session::Session;
+
+/// Why a cancel is refused before any request is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelRefusal {
+    /// Nobody is signed in.
+    NoSession,
+    /// No record of the job: it was not started in this session here, or it expired.
+    UnknownJob,
+    /// A record exists but belongs to another user or another channel.
+    NotJobOwner,
+    /// The job already reached `done`, `error` or `cancelled`.
+    AlreadyFinished,
+}
+
+impl CancelRefusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CancelRefusal::NoSession => "no_session",
+            CancelRefusal::UnknownJob => "unknown_job",
+            CancelRefusal::NotJobOwner => "not_job_owner",
+            CancelRefusal::AlreadyFinished => "already_finished",
+        }
+    }
+}
+
+/// The answer of `checkCancel`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CancelCheck {
+    Allowed(JobRecord),
+    Refused {
+        reason: CancelRefusal,
+        message: String,
+    },
+}
+
+impl CancelCheck {
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, CancelCheck::Allowed(_))
+    }
+
+    pub fn refusal(&self) -> Option<CancelRefusal> {
+        match self {
+            CancelCheck::Allowed(_) => None,
+            CancelCheck::Refused { reason, .. } => Some(*reason),
+        }
+    }
+}
+
+/// Serialises as the JS discriminated union
+/// `{ allowed: true, job } | { allowed: false, reason, message }`.
+impl Serialize for CancelCheck {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CancelCheck::Allowed(job) => {
+                let mut s = serializer.serialize_struct("CancelCheck", 2)?;
+                s.serialize_field("allowed", &true)?;
+                s.serialize_field("job", job)?;
+                s.end()
+            }
+            CancelCheck::Refused { reason, message } => {
+                let mut s = serializer.serialize_struct("CancelCheck", 3)?;
+                s.serialize_field("allowed", &false)?;
+                s.serialize_field("reason", reason.as_str())?;
+                s.serialize_field("message", message)?;
+                s.end()
+            }
+        }
+    }
+}
+
+/// Decides a cancel for `job_id` given the current session and the job's stored record, if any.
+pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str) -> CancelCheck {
+    let refuse = |reason, message: String| CancelCheck::Refused { reason, message };
+    let Some(session) = session else {
+        return refuse(
+            CancelRefusal::NoSession,
+            "No session: sign in before cancelling jobs".to_owned(),
+        );
+    };
+    let Some(record) = record else {
+        return refuse(
+            CancelRefusal::UnknownJob,
+            format!(
+                "Unknown job {job_id}: it was not started in this session, or its record expired"
+            ),
+        );
+    };
+    if !session.owns_record(&record) {
+        return refuse(
+            CancelRefusal::NotJobOwner,
+            format!(
+                "Not job owner: job {job_id} was started by another user or in another session, so it cannot be cancelled here"
+            ),
+        );
+    }
+    if record.status.is_terminal() {
+        return refuse(
+            CancelRefusal::AlreadyFinished,
+            format!(
+                "Job {job_id} has already finished ({})",
+                record.status.as_str()
+            ),
+        );
+    }
+    CancelCheck::Allowed(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::model::JobStatus;
+
+    fn record(user: Option<&str>, channel: &str, status: JobStatus) -> JobRecord {
+        JobRecord {
+            channel_id: channel.into(),
+            job_id: "job-1".into(),
+            user_id: user.map(str::to_owned),
+            status,
+            errors: vec![],
+            result_url: None,
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    fn session(user: Option<&str>, channel: &str) -> Session {
+        Session {
+            user_id: user.map(str::to_owned),
+            channel_id: Some(channel.into()),
+        }
+    }
+
+    #[test]
+    fn refuses_without_session() {
+        let check = decide(
+            None,
+            Some(record(Some("1"), "c", JobStatus::Pending)),
+            "job-1",
+        );
+        assert_eq!(check.refusal(), Some(CancelRefusal::NoSession));
+    }
+
+    #[test]
+    fn refuses_unknown_jobs() {
+        let s = session(Some("1"), "c");
+        let check = decide(Some(&s), None, "job-9");
+        assert_eq!(check.refusal(), Some(CancelRefusal::UnknownJob));
+    }
+
+    #[test]
+    fn refuses_other_users_and_other_channels_as_not_job_owner() {
+        let s = session(Some("1"), "c");
+        for rec in [
+            record(Some("2"), "c", JobStatus::Pending),
+            record(Some("1"), "old-channel", JobStatus::Running),
+            record(None, "c", JobStatus::Pending),
+        ] {
+            let check = decide(Some(&s), Some(rec), "job-1");
+            assert_eq!(check.refusal(), Some(CancelRefusal::NotJobOwner));
+            let CancelCheck::Refused { message, .. } = check else {
+                panic!("refused")
+            };
+            assert!(message.starts_with("Not job owner"), "{message}");
+        }
+    }
+
+    #[test]
+    fn refuses_finished_jobs_but_ownership_comes_first() {
+        let s = session(Some("1"), "c");
+        for status in [JobStatus::Done, JobStatus::Error, JobStatus::Cancelled] {
+            let check = decide(Some(&s), Some(record(Some("1"), "c", status)), "job-1");
+            assert_eq!(check.refusal(), Some(CancelRefusal::AlreadyFinished));
+            let check = decide(Some(&s), Some(record(Some("2"), "c", status)), "job-1");
+            assert_eq!(check.refusal(), Some(CancelRefusal::NotJobOwner));
+        }
+    }
+
+    #[test]
+    fn allows_own_running_jobs() {
+        let s = session(Some("1"), "c");
+        for status in [JobStatus::Pending, JobStatus::Running] {
+            let rec = record(Some("1"), "c", status);
+            assert_eq!(
+                decide(Some(&s), Some(rec.clone()), "job-1"),
+                CancelCheck::Allowed(rec)
+            );
+        }
+    }
+
+    #[test]
+    fn serialises_as_a_discriminated_union() {
+        let s = session(Some("1"), "c");
+        let allowed = decide(
+            Some(&s),
+            Some(record(Some("1"), "c", JobStatus::Pending)),
+            "job-1",
+        );
+        let v = serde_json::to_value(&allowed).unwrap();
+        assert_eq!(v["allowed"], true);
+        assert_eq!(v["job"]["job_id"], "job-1");
+        let refused = decide(Some(&s), None, "job-1");
+        let v = serde_json::to_value(&refused).unwrap();
+        assert_eq!(v["allowed"], false);
+        assert_eq!(v["reason"], "unknown_job");
+        assert!(v["message"].as_str().unwrap().contains("job-1"));
+    }
+}

@@ -1,0 +1,141 @@
+//! The core's error types: one for the storage domain, one for the guard's operations.
+//!
+//! Both are plain values. The browser shell converts a [`GuardError`] into a JS `Error` once, at
+//! the boundary (`web/error.rs`), carrying [`GuardError::code`] as its `code`.
+
+use std::fmt;
+
+/// What kind of storage failure happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorageErrorKind {
+    /// There is no storage to use (no `window`, `localStorage` is null, or access is forbidden).
+    Unavailable,
+    /// A write was refused because the storage is full (`QuotaExceededError`).
+    QuotaExceeded,
+    /// Anything else the storage reported.
+    Other,
+}
+
+/// A failure reported by a [`KeyValue`](super::storage::KeyValue) backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageError {
+    pub kind: StorageErrorKind,
+    pub message: String,
+}
+
+impl StorageError {
+    pub fn new(kind: StorageErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            StorageErrorKind::Unavailable => "storage unavailable",
+            StorageErrorKind::QuotaExceeded => "storage full",
+            StorageErrorKind::Other => "storage failed",
+        };
+        write!(f, "{what}: {}", self.message)
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+/// Why a guard operation refused to do what it was asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GuardError {
+    /// The constructor's options are not valid; the message says which one and why.
+    InvalidOptions(String),
+    /// The session given to `login` is not valid.
+    InvalidSession(String),
+    /// Job metadata or an event failed validation.
+    InvalidJob(String),
+    /// The operation needs a signed-in session and there is none.
+    NoSession,
+    /// The metadata belongs to another user than the session's.
+    NotJobOwner { job_id: String },
+    /// The storage refused a write or a removal.
+    Storage(StorageError),
+    /// A value could not be converted at the JS boundary. Not expected; reported, not hidden.
+    Internal(String),
+}
+
+impl GuardError {
+    /// The stable, machine-readable code the JS `Error` carries as `code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GuardError::InvalidOptions(_) => "invalid_options",
+            GuardError::InvalidSession(_) => "invalid_session",
+            GuardError::InvalidJob(_) => "invalid_job",
+            GuardError::NoSession => "no_session",
+            GuardError::NotJobOwner { .. } => "not_job_owner",
+            GuardError::Storage(_) => "storage_failed",
+            GuardError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl fmt::Display for GuardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GuardError::InvalidOptions(m) => write!(f, "Invalid options: {m}"),
+            GuardError::InvalidSession(m) => write!(f, "Invalid session: {m}"),
+            GuardError::InvalidJob(m) => write!(f, "Invalid job: {m}"),
+            GuardError::NoSession => f.write_str("No session: call login() before recording jobs"),
+            GuardError::NotJobOwner { job_id } => write!(
+                f,
+                "Not job owner: job {job_id} belongs to another user than this session's"
+            ),
+            GuardError::Storage(e) => e.fmt(f),
+            GuardError::Internal(m) => write!(f, "Internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for GuardError {}
+
+impl From<StorageError> for GuardError {
+    fn from(e: StorageError) -> Self {
+        GuardError::Storage(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_the_documented_strings() {
+        let cases = [
+            (GuardError::InvalidOptions("x".into()), "invalid_options"),
+            (GuardError::InvalidSession("x".into()), "invalid_session"),
+            (GuardError::InvalidJob("x".into()), "invalid_job"),
+            (GuardError::NoSession, "no_session"),
+            (
+                GuardError::NotJobOwner { job_id: "j".into() },
+                "not_job_owner",
+            ),
+            (
+                GuardError::Storage(StorageError::new(StorageErrorKind::QuotaExceeded, "full")),
+                "storage_failed",
+            ),
+            (GuardError::Internal("x".into()), "internal"),
+        ];
+        for (err, code) in cases {
+            assert_eq!(err.code(), code);
+        }
+    }
+
+    #[test]
+    fn not_job_owner_message_starts_as_documented() {
+        let err = GuardError::NotJobOwner {
+            job_id: "abc".into(),
+        };
+        assert!(err.to_string().starts_with("Not job owner"));
+        assert!(err.to_string().contains("abc"));
+    }
+}

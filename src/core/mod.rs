@@ -1,0 +1,19 @@
+//! The pure core: no browser, no wasm-bindgen. Everything here builds and is tested natively.
+//!
+//! - [`model`]: Superset's job metadata, job records, statuses, validation
+//! - [`session`]: user-id normalisation, the session, ownership
+//! - [`options`]: the guard's options and their validation
+//! - [`storage`]: the [`KeyValue`](storage::KeyValue) trait and [`MemoryStorage`](storage::MemoryStorage)
+//! - [`clock`]: injected time
+//! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
+//! - [`cancel`]: the cancel decision
+//! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
+
+pub mod cancel;
+pub mod clock;
+pub mod error;
+pub mod model;
+pub mod options;
+pub mod session;
+pub mod storage;
+pub mod store;

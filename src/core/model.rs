@@ -1,0 +1,334 @@
+//! Superset's async-job metadata, the records the guard keeps of it, and their validation.
+//!
+//! Metadata is exactly the body of Superset's `202` answer (`build_job_metadata`):
+//! `channel_id`, `job_id`, `user_id`, `status`, `errors`, `result_url`. Events on the async
+//! stream carry the same fields plus an `id`, so both are read by [`JobMetadata::from_json`].
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::error::GuardError;
+use super::session::normalize_user_id;
+
+/// Longest job id or channel id accepted. Superset's are 36-character UUIDs and
+/// `guest-` + a hex HMAC; this only keeps absurd values out of storage keys.
+pub const MAX_ID_LEN: usize = 256;
+
+/// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Pending,
+    Running,
+    Done,
+    Error,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(JobStatus::Pending),
+            "running" => Some(JobStatus::Running),
+            "done" => Some(JobStatus::Done),
+            "error" => Some(JobStatus::Error),
+            "cancelled" => Some(JobStatus::Cancelled),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "pending",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Error => "error",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// `done`, `error` and `cancelled` end a job: the server keeps no cancel record for it.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Done | JobStatus::Error | JobStatus::Cancelled
+        )
+    }
+}
+
+/// Checks an id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with
+/// no control characters.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().count() <= MAX_ID_LEN && !id.chars().any(char::is_control)
+}
+
+/// Validated job metadata, with `user_id` normalised to a string or `None` (guest/anonymous).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobMetadata {
+    pub channel_id: String,
+    pub job_id: String,
+    pub user_id: Option<String>,
+    pub status: JobStatus,
+    pub errors: Vec<Value>,
+    pub result_url: Option<String>,
+}
+
+impl JobMetadata {
+    /// Reads and validates metadata (or an event) from a JSON value. Unknown fields, such as an
+    /// event's `id`, are ignored.
+    pub fn from_json(value: &Value) -> Result<Self, GuardError> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
+        let job_id = id_field(obj, "job_id")?;
+        let channel_id = id_field(obj, "channel_id")?;
+        let user_id = match obj.get("user_id") {
+            None => {
+                return Err(invalid(
+                    "`user_id` is missing (it is null for guest and anonymous users)",
+                ))
+            }
+            Some(v) => normalize_user_id(v).map_err(|m| invalid(&format!("`user_id` {m}")))?,
+        };
+        let status = match obj.get("status") {
+            Some(Value::String(s)) => JobStatus::parse(s).ok_or_else(|| {
+                invalid("`status` must be one of pending, running, done, error, cancelled")
+            })?,
+            _ => return Err(invalid("`status` must be a string")),
+        };
+        let errors = match obj.get("errors") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.clone(),
+            Some(_) => return Err(invalid("`errors` must be an array")),
+        };
+        let result_url = match obj.get("result_url") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err(invalid("`result_url` must be a string or null")),
+        };
+        Ok(Self {
+            channel_id,
+            job_id,
+            user_id,
+            status,
+            errors,
+            result_url,
+        })
+    }
+}
+
+/// What the guard stores for one job: the metadata plus when it was recorded and last updated
+/// (milliseconds since the epoch). Serialises with Superset's snake_case field names.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobRecord {
+    pub channel_id: String,
+    pub job_id: String,
+    pub user_id: Option<String>,
+    pub status: JobStatus,
+    pub errors: Vec<Value>,
+    pub result_url: Option<String>,
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+impl JobRecord {
+    pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
+        Self {
+            channel_id: meta.channel_id,
+            job_id: meta.job_id,
+            user_id: meta.user_id,
+            status: meta.status,
+            errors: meta.errors,
+            result_url: meta.result_url,
+            created_at,
+            updated_at,
+        }
+    }
+
+    /// Reads a stored record. Anything that is not a complete, valid record is `None`: the store
+    /// treats it as absent and removes it.
+    pub fn from_stored(text: &str) -> Option<Self> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        let meta = JobMetadata::from_json(&value).ok()?;
+        let created_at = value.get("created_at").and_then(Value::as_u64)?;
+        let updated_at = value.get("updated_at").and_then(Value::as_u64)?;
+        Some(Self::new(meta, created_at, updated_at))
+    }
+
+    /// The JSON text kept in storage.
+    pub fn to_stored(&self) -> Result<String, GuardError> {
+        serde_json::to_string(self)
+            .map_err(|e| GuardError::InvalidJob(format!("cannot serialise job record: {e}")))
+    }
+}
+
+fn invalid(message: &str) -> GuardError {
+    GuardError::InvalidJob(message.to_owned())
+}
+
+fn id_field(obj: &Map<String, Value>, name: &str) -> Result<String, GuardError> {
+    match obj.get(name) {
+        Some(Value::String(s)) if is_valid_id(s) => Ok(s.clone()),
+        _ => Err(invalid(&format!(
+            "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control characters"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn superset_202() -> Value {
+        // The exact body from the contract file (build_job_metadata).
+        json!({"channel_id": "1095c1c9-b6b1-444d-aa83-8e323b32831f",
+               "job_id": "10a0bd9a-03c8-4737-9345-f4234ba86512",
+               "user_id": "1",
+               "status": "pending",
+               "errors": [],
+               "result_url": null})
+    }
+
+    #[test]
+    fn reads_supersets_202_body() {
+        let meta = JobMetadata::from_json(&superset_202()).unwrap();
+        assert_eq!(meta.job_id, "10a0bd9a-03c8-4737-9345-f4234ba86512");
+        assert_eq!(meta.channel_id, "1095c1c9-b6b1-444d-aa83-8e323b32831f");
+        assert_eq!(meta.user_id.as_deref(), Some("1"));
+        assert_eq!(meta.status, JobStatus::Pending);
+        assert!(meta.errors.is_empty());
+        assert_eq!(meta.result_url, None);
+    }
+
+    #[test]
+    fn reads_an_event_and_ignores_its_id() {
+        let ev = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                        "errors": [{"message": "Error: relation 'foo' does not exist"}],
+                        "result_url": null, "id": "1607477697866-0"});
+        let meta = JobMetadata::from_json(&ev).unwrap();
+        assert_eq!(meta.status, JobStatus::Error);
+        assert_eq!(meta.errors.len(), 1);
+    }
+
+    #[test]
+    fn numeric_and_null_user_ids_are_normalised() {
+        let mut v = superset_202();
+        v["user_id"] = json!(7);
+        assert_eq!(
+            JobMetadata::from_json(&v).unwrap().user_id.as_deref(),
+            Some("7")
+        );
+        v["user_id"] = Value::Null;
+        assert_eq!(JobMetadata::from_json(&v).unwrap().user_id, None);
+    }
+
+    #[test]
+    fn errors_and_result_url_may_be_absent() {
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": null, "status": "running"});
+        let meta = JobMetadata::from_json(&v).unwrap();
+        assert!(meta.errors.is_empty());
+        assert_eq!(meta.result_url, None);
+    }
+
+    #[test]
+    fn rejects_invalid_metadata_with_a_reason() {
+        let cases: Vec<(Value, &str)> = vec![
+            (json!("not an object"), "object"),
+            (json!(null), "object"),
+            (
+                json!({"channel_id": "c", "user_id": "1", "status": "pending"}),
+                "job_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "", "user_id": "1", "status": "pending"}),
+                "job_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": 5, "user_id": "1", "status": "pending"}),
+                "job_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "a\nb", "user_id": "1", "status": "pending"}),
+                "job_id",
+            ),
+            (
+                json!({"job_id": "j", "user_id": "1", "status": "pending"}),
+                "channel_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "status": "pending"}),
+                "user_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": true, "status": "pending"}),
+                "user_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": 1.5, "status": "pending"}),
+                "user_id",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "queued"}),
+                "status",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": "1"}),
+                "status",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "done", "errors": "boom"}),
+                "errors",
+            ),
+            (
+                json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "done", "result_url": 3}),
+                "result_url",
+            ),
+        ];
+        for (value, field) in cases {
+            let err = JobMetadata::from_json(&value).unwrap_err();
+            assert_eq!(err.code(), "invalid_job", "{value}");
+            assert!(err.to_string().contains(field), "{value}: {err}");
+        }
+        let long = "x".repeat(MAX_ID_LEN + 1);
+        let v = json!({"channel_id": "c", "job_id": long, "user_id": "1", "status": "pending"});
+        assert!(JobMetadata::from_json(&v).is_err());
+    }
+
+    #[test]
+    fn terminal_statuses() {
+        let terminal: Vec<_> = ["pending", "running", "done", "error", "cancelled"]
+            .iter()
+            .map(|s| JobStatus::parse(s).unwrap())
+            .filter(|s| s.is_terminal())
+            .map(JobStatus::as_str)
+            .collect();
+        assert_eq!(terminal, ["done", "error", "cancelled"]);
+    }
+
+    #[test]
+    fn records_round_trip_through_storage_text() {
+        let meta = JobMetadata::from_json(&superset_202()).unwrap();
+        let rec = JobRecord::new(meta, 10, 20);
+        let text = rec.to_stored().unwrap();
+        assert!(text.contains("\"job_id\":\"10a0bd9a-03c8-4737-9345-f4234ba86512\""));
+        assert!(text.contains("\"created_at\":10"));
+        assert_eq!(JobRecord::from_stored(&text), Some(rec));
+    }
+
+    #[test]
+    fn malformed_stored_records_read_as_absent() {
+        for text in [
+            "",
+            "{",
+            "null",
+            "[]",
+            r#"{"job_id":"j"}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":-1,"updated_at":2}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"nope","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+        ] {
+            assert_eq!(JobRecord::from_stored(text), None, "{text}");
+        }
+    }
+}

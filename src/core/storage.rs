@@ -1,0 +1,83 @@
+//! The small key-value storage the job store is written against, and an in-memory one.
+//!
+//! The browser shell implements [`KeyValue`] on `localStorage`; tests and the `"memory"`
+//! storage option use [`MemoryStorage`]. Every method returns errors as values: a backend must
+//! never panic.
+
+use std::collections::BTreeMap;
+
+use super::error::StorageError;
+
+/// String keys to string values, like the Web Storage API.
+pub trait KeyValue {
+    /// The value under `key`, or `None` when there is none.
+    fn get(&self, key: &str) -> Result<Option<String>, StorageError>;
+    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError>;
+    /// Removes `key`; removing a missing key is not an error.
+    fn remove(&mut self, key: &str) -> Result<(), StorageError>;
+    /// Every key currently stored, in no particular order.
+    fn keys(&self) -> Result<Vec<String>, StorageError>;
+}
+
+impl<T: KeyValue + ?Sized> KeyValue for Box<T> {
+    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+        (**self).get(key)
+    }
+    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        (**self).set(key, value)
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        (**self).remove(key)
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        (**self).keys()
+    }
+}
+
+/// Storage that lives as long as the value does: one page, one guard.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryStorage {
+    entries: BTreeMap<String, String>,
+}
+
+impl MemoryStorage {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl KeyValue for MemoryStorage {
+    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+        Ok(self.entries.get(key).cloned())
+    }
+    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        self.entries.insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        self.entries.remove(key);
+        Ok(())
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        Ok(self.entries.keys().cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_storage_behaves_like_web_storage() {
+        let mut s = MemoryStorage::new();
+        assert_eq!(s.get("a").unwrap(), None);
+        s.set("a", "1").unwrap();
+        s.set("b", "2").unwrap();
+        s.set("a", "3").unwrap();
+        assert_eq!(s.get("a").unwrap().as_deref(), Some("3"));
+        assert_eq!(s.keys().unwrap(), ["a", "b"]);
+        s.remove("a").unwrap();
+        s.remove("a").unwrap();
+        assert_eq!(s.keys().unwrap(), ["b"]);
+    }
+}

@@ -1,0 +1,903 @@
+//! The job store: job records and the session marker, kept in a [`KeyValue`] storage.
+//!
+//! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
+//! one record each, as JSON. Nothing else is written. Every operation reads the session marker
+//! from storage, so a logout or a user switch made by another tab sharing the storage is
+//! honoured at once. Stored values that cannot be read are treated as absent and removed.
+
+use super::cancel::{decide, CancelCheck};
+use super::clock::Clock;
+use super::error::GuardError;
+use super::model::{is_valid_id, JobMetadata, JobRecord};
+use super::options::GuardOptions;
+use super::session::Session;
+use super::storage::KeyValue;
+
+/// The one localStorage key Superset's own frontend keeps: the last event id it read. It is
+/// the previous session's position in its channel's stream, so logout removes it too.
+pub const SUPERSET_LAST_EVENT_KEY: &str = "last_async_event_id";
+
+/// The storage keys of one namespace.
+#[derive(Clone, Debug)]
+struct Keys {
+    /// `<namespace>:`: every key the guard owns, whatever its schema version.
+    namespace: String,
+    session: String,
+    job_prefix: String,
+}
+
+impl Keys {
+    fn new(namespace: &str) -> Self {
+        Self {
+            namespace: format!("{namespace}:"),
+            session: format!("{namespace}:v1:session"),
+            job_prefix: format!("{namespace}:v1:job:"),
+        }
+    }
+
+    fn job(&self, job_id: &str) -> String {
+        format!("{}{job_id}", self.job_prefix)
+    }
+}
+
+/// Job records owned by sessions, over any [`KeyValue`] storage and [`Clock`].
+pub struct JobStore<S, C> {
+    storage: S,
+    clock: C,
+    keys: Keys,
+    ttl_ms: u64,
+    max_jobs: usize,
+}
+
+impl<S: KeyValue, C: Clock> JobStore<S, C> {
+    pub fn new(storage: S, clock: C, options: &GuardOptions) -> Self {
+        Self {
+            storage,
+            clock,
+            keys: Keys::new(&options.namespace),
+            ttl_ms: options.ttl_ms,
+            max_jobs: options.max_jobs,
+        }
+    }
+
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// The stored session, read from storage now. A malformed marker is removed and reads as
+    /// no session.
+    pub fn session(&mut self) -> Option<Session> {
+        let text = self.storage.get(&self.keys.session).ok()??;
+        let session = Session::from_stored(&text);
+        if session.is_none() {
+            // Best effort: if the removal fails the marker still reads as absent next time.
+            let _ = self.storage.remove(&self.keys.session);
+        }
+        session
+    }
+
+    /// Signs `session` in. A different user than the stored session's (or no stored session)
+    /// purges every record first; the same user keeps the records it still owns, and a new
+    /// channel drops the records of the old one. Returns how many records were removed.
+    pub fn login(&mut self, session: Session) -> Result<usize, GuardError> {
+        let (session, purged) = match self.session() {
+            Some(current) if current.user_id == session.user_id => {
+                let merged = Session {
+                    user_id: session.user_id,
+                    channel_id: session.channel_id.or(current.channel_id),
+                };
+                let purged = self.purge_where(|r| !merged.owns_record(r))?;
+                (merged, purged)
+            }
+            _ => (session, self.purge_where(|_| true)?),
+        };
+        self.write_session(&session)?;
+        Ok(purged)
+    }
+
+    /// Removes every key of the namespace (all schema versions) and Superset's
+    /// `last_async_event_id`. Returns how many job records were removed; a second logout
+    /// removes nothing and is not an error.
+    pub fn logout(&mut self) -> Result<usize, GuardError> {
+        let mut purged = 0;
+        let mut failure = None;
+        for key in self.storage.keys()? {
+            if !key.starts_with(&self.keys.namespace) && key != SUPERSET_LAST_EVENT_KEY {
+                continue;
+            }
+            match self.storage.remove(&key) {
+                Ok(()) if key.starts_with(&self.keys.job_prefix) => purged += 1,
+                Ok(()) => {}
+                // Keep going: remove everything that can be removed, then report.
+                Err(e) => failure = Some(e),
+            }
+        }
+        match failure {
+            Some(e) => Err(e.into()),
+            None => Ok(purged),
+        }
+    }
+
+    /// Records the metadata of a job the session created. Refuses metadata of another user. A
+    /// channel the session has not seen means the server minted a new one: the session adopts
+    /// it and drops the records of the old channel, which this session can no longer cancel.
+    pub fn record_job(&mut self, meta: JobMetadata) -> Result<JobRecord, GuardError> {
+        let mut session = self.session().ok_or(GuardError::NoSession)?;
+        if meta.user_id != session.user_id {
+            return Err(GuardError::NotJobOwner {
+                job_id: meta.job_id,
+            });
+        }
+        if session.channel_id.as_deref() != Some(meta.channel_id.as_str()) {
+            session.channel_id = Some(meta.channel_id.clone());
+            self.write_session(&session)?;
+            self.purge_where(|r| !session.owns_record(r))?;
+        }
+        let now = self.clock.now_ms();
+        let key = self.keys.job(&meta.job_id);
+        let created_at = self
+            .load(&key, &meta.job_id)
+            .filter(|r| session.owns_record(r))
+            .map_or(now, |r| r.created_at);
+        let record = JobRecord::new(meta, created_at, now);
+        self.storage.set(&key, &record.to_stored()?)?;
+        self.evict_over_limit(&record.job_id);
+        Ok(record)
+    }
+
+    /// Applies an event from the async stream to the session's record of its job. Events for
+    /// jobs that are not the session's return `None` and change nothing; a terminal record
+    /// keeps its final status.
+    pub fn apply_event(&mut self, event: JobMetadata) -> Result<Option<JobRecord>, GuardError> {
+        let Some(session) = self.session() else {
+            return Ok(None);
+        };
+        if !session.owns(&event.user_id, &event.channel_id) {
+            return Ok(None);
+        }
+        let key = self.keys.job(&event.job_id);
+        let Some(mut record) = self.load(&key, &event.job_id) else {
+            return Ok(None);
+        };
+        if !session.owns_record(&record) {
+            return Ok(None);
+        }
+        if record.status.is_terminal() {
+            return Ok(Some(record));
+        }
+        record.status = event.status;
+        record.errors = event.errors;
+        record.result_url = event.result_url;
+        record.updated_at = self.clock.now_ms();
+        self.storage.set(&key, &record.to_stored()?)?;
+        Ok(Some(record))
+    }
+
+    /// The session's record of `job_id`, if it has one.
+    pub fn job(&mut self, job_id: &str) -> Option<JobRecord> {
+        let session = self.session()?;
+        self.load_job(job_id).filter(|r| session.owns_record(r))
+    }
+
+    /// The session's records, oldest first.
+    pub fn jobs(&mut self) -> Vec<JobRecord> {
+        let Some(session) = self.session() else {
+            return Vec::new();
+        };
+        let mut records: Vec<JobRecord> = self
+            .load_all()
+            .into_iter()
+            .filter(|r| session.owns_record(r))
+            .collect();
+        records.sort_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
+        records
+    }
+
+    /// May the session cancel `job_id`? Decided from storage alone; nothing is sent.
+    pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
+        let session = self.session();
+        let record = session.as_ref().and_then(|_| self.load_job(job_id));
+        decide(session.as_ref(), record, job_id)
+    }
+
+    fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
+        let text = session.to_stored()?;
+        self.storage.set(&self.keys.session, &text)?;
+        Ok(())
+    }
+
+    fn load_job(&mut self, job_id: &str) -> Option<JobRecord> {
+        if !is_valid_id(job_id) {
+            return None;
+        }
+        let key = self.keys.job(job_id);
+        self.load(&key, job_id)
+    }
+
+    /// Reads one record. Unreadable records, records whose `job_id` is not the key's, and
+    /// records older than the TTL are removed and read as absent.
+    fn load(&mut self, key: &str, job_id: &str) -> Option<JobRecord> {
+        let text = self.storage.get(key).ok()??;
+        match JobRecord::from_stored(&text) {
+            Some(r) if r.job_id == job_id && !self.expired(&r) => Some(r),
+            _ => {
+                // Best effort: a record that cannot be removed still reads as absent.
+                let _ = self.storage.remove(key);
+                None
+            }
+        }
+    }
+
+    fn expired(&self, record: &JobRecord) -> bool {
+        self.clock.now_ms().saturating_sub(record.created_at) > self.ttl_ms
+    }
+
+    /// `(key, job_id)` of every stored record of this schema version.
+    fn job_keys(&self) -> Result<Vec<(String, String)>, GuardError> {
+        let prefix = &self.keys.job_prefix;
+        Ok(self
+            .storage
+            .keys()?
+            .into_iter()
+            .filter_map(|key| {
+                let job_id = key.strip_prefix(prefix.as_str())?.to_owned();
+                Some((key, job_id))
+            })
+            .collect())
+    }
+
+    /// Every readable, unexpired record; the rest are removed on the way.
+    fn load_all(&mut self) -> Vec<JobRecord> {
+        let keys = self.job_keys().unwrap_or_default();
+        keys.into_iter()
+            .filter_map(|(key, job_id)| self.load(&key, &job_id))
+            .collect()
+    }
+
+    /// Removes the records for which `doomed` holds (unreadable ones go too); returns how many
+    /// records it removed.
+    fn purge_where(&mut self, doomed: impl Fn(&JobRecord) -> bool) -> Result<usize, GuardError> {
+        let mut purged = 0;
+        for (key, job_id) in self.job_keys()? {
+            if let Some(record) = self.load(&key, &job_id) {
+                if doomed(&record) {
+                    self.storage.remove(&key)?;
+                    purged += 1;
+                }
+            }
+        }
+        Ok(purged)
+    }
+
+    /// Keeps at most `max_jobs` records: terminal ones go first, then the oldest. The record
+    /// just written (`keep`) is never the one evicted. Best effort: a failed removal leaves
+    /// one record too many, never a lost write.
+    fn evict_over_limit(&mut self, keep: &str) {
+        let Ok(keys) = self.job_keys() else { return };
+        if keys.len() <= self.max_jobs {
+            return;
+        }
+        let mut records = self.load_all();
+        if records.len() <= self.max_jobs {
+            return;
+        }
+        let excess = records.len() - self.max_jobs;
+        records.sort_by_key(|r| (!r.status.is_terminal(), r.created_at));
+        for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
+            let _ = self.storage.remove(&self.keys.job(&record.job_id));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::cancel::CancelRefusal;
+    use crate::core::clock::ManualClock;
+    use crate::core::error::StorageError;
+    use crate::core::model::JobStatus;
+    use crate::core::storage::MemoryStorage;
+    use serde_json::{json, Value};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// One storage seen by several stores: the tabs of one origin.
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<MemoryStorage>>);
+
+    impl KeyValue for Shared {
+        fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+            self.0.borrow().get(key)
+        }
+        fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+            self.0.borrow_mut().set(key, value)
+        }
+        fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+            self.0.borrow_mut().remove(key)
+        }
+        fn keys(&self) -> Result<Vec<String>, StorageError> {
+            self.0.borrow().keys()
+        }
+    }
+
+    impl Shared {
+        fn put(&self, key: &str, value: &str) {
+            self.0.borrow_mut().set(key, value).unwrap();
+        }
+        fn value(&self, key: &str) -> Option<String> {
+            self.0.borrow().get(key).unwrap()
+        }
+        fn keys(&self) -> Vec<String> {
+            self.0.borrow().keys().unwrap()
+        }
+    }
+
+    const T0: u64 = 1_700_000_000_000;
+
+    fn setup() -> (Shared, ManualClock) {
+        (Shared::default(), ManualClock::at(T0))
+    }
+
+    fn tab(shared: &Shared, clock: &ManualClock) -> JobStore<Shared, ManualClock> {
+        tab_with(shared, clock, GuardOptions::default())
+    }
+
+    fn tab_with(
+        shared: &Shared,
+        clock: &ManualClock,
+        options: GuardOptions,
+    ) -> JobStore<Shared, ManualClock> {
+        JobStore::new(shared.clone(), clock.clone(), &options)
+    }
+
+    fn login(user: Value, channel: Option<&str>) -> Session {
+        Session::from_login(&json!({"userId": user, "channelId": channel})).unwrap()
+    }
+
+    fn meta(job: &str, user: Value, channel: &str, status: &str) -> JobMetadata {
+        JobMetadata::from_json(
+            &json!({"channel_id": channel, "job_id": job, "user_id": user,
+            "status": status, "errors": [], "result_url": null}),
+        )
+        .unwrap()
+    }
+
+    fn job_key(job: &str) -> String {
+        format!("superset-job-guard:v1:job:{job}")
+    }
+
+    const SESSION_KEY: &str = "superset-job-guard:v1:session";
+
+    #[test]
+    fn records_a_job_under_documented_keys() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        assert_eq!(s.login(login(json!(1), None)).unwrap(), 0);
+        let rec = s
+            .record_job(meta("job-a", json!("1"), "chan-1", "pending"))
+            .unwrap();
+        assert_eq!(rec.created_at, T0);
+        assert_eq!(rec.updated_at, T0);
+        assert_eq!(rec.user_id.as_deref(), Some("1"));
+        let mut keys = shared.keys();
+        keys.sort();
+        assert_eq!(keys, [job_key("job-a"), SESSION_KEY.to_owned()]);
+        let stored: Value =
+            serde_json::from_str(&shared.value(&job_key("job-a")).unwrap()).unwrap();
+        assert_eq!(
+            stored,
+            json!({"channel_id": "chan-1", "job_id": "job-a", "user_id": "1", "status": "pending",
+                   "errors": [], "result_url": null, "created_at": T0, "updated_at": T0})
+        );
+        let marker: Value = serde_json::from_str(&shared.value(SESSION_KEY).unwrap()).unwrap();
+        assert_eq!(
+            marker,
+            json!({"user_id": "1", "channel_id": "chan-1"}),
+            "channel adopted"
+        );
+    }
+
+    #[test]
+    fn record_needs_a_session_and_refuses_other_users_jobs() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        assert_eq!(
+            s.record_job(meta("j", json!("1"), "c", "pending")),
+            Err(GuardError::NoSession)
+        );
+        s.login(login(json!("1"), Some("c"))).unwrap();
+        let err = s
+            .record_job(meta("j", json!("2"), "c", "pending"))
+            .unwrap_err();
+        assert_eq!(err.code(), "not_job_owner");
+        let err = s
+            .record_job(meta("j", Value::Null, "c", "pending"))
+            .unwrap_err();
+        assert_eq!(err.code(), "not_job_owner", "a guest job is not user 1's");
+        assert_eq!(shared.value(&job_key("j")), None, "nothing stored");
+    }
+
+    #[test]
+    fn numeric_and_string_user_ids_are_the_same_user() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!(7), None)).unwrap();
+        s.record_job(meta("j", json!("7"), "c", "running")).unwrap();
+        s.record_job(meta("k", json!(7), "c", "running")).unwrap();
+        assert_eq!(s.jobs().len(), 2);
+        assert!(s.check_cancel("j").is_allowed());
+    }
+
+    #[test]
+    fn the_seeds_bug_logout_then_login_as_another_user() {
+        // User A's job metadata must never reach user B's cancel button.
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
+            .unwrap();
+        assert_eq!(s.logout().unwrap(), 1);
+        assert!(shared.keys().is_empty());
+        s.login(login(json!("2"), None)).unwrap();
+        assert_eq!(s.job("a-job"), None);
+        assert_eq!(
+            s.check_cancel("a-job").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+    }
+
+    #[test]
+    fn login_as_another_user_without_logout_purges_everything() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("a1", json!("1"), "chan-a", "running"))
+            .unwrap();
+        s.record_job(meta("a2", json!("1"), "chan-a", "done"))
+            .unwrap();
+        assert_eq!(s.login(login(json!("2"), None)).unwrap(), 2);
+        assert!(s.jobs().is_empty());
+        assert_eq!(shared.keys(), [SESSION_KEY]);
+        assert_eq!(s.session(), Some(login(json!("2"), None)));
+        assert_eq!(
+            s.check_cancel("a1").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+    }
+
+    #[test]
+    fn login_with_no_stored_session_drops_orphans() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("a1", json!("1"), "c", "running"))
+            .unwrap();
+        shared.0.borrow_mut().remove(SESSION_KEY).unwrap();
+        assert_eq!(s.login(login(json!("1"), None)).unwrap(), 1);
+    }
+
+    #[test]
+    fn same_user_login_keeps_records_and_channel() {
+        // A page reload calls login again with the user from the bootstrap data.
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("j", json!("1"), "chan-a", "running"))
+            .unwrap();
+        assert_eq!(s.login(login(json!(1), None)).unwrap(), 0);
+        assert_eq!(s.session(), Some(login(json!("1"), Some("chan-a"))));
+        assert!(s.check_cancel("j").is_allowed());
+    }
+
+    #[test]
+    fn same_user_with_a_new_channel_loses_old_channel_records() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("old", json!("1"), "chan-a", "running"))
+            .unwrap();
+        assert_eq!(s.login(login(json!("1"), Some("chan-b"))).unwrap(), 1);
+        assert_eq!(
+            s.check_cancel("old").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+    }
+
+    #[test]
+    fn a_new_channel_in_metadata_is_adopted_and_old_records_dropped() {
+        // Re-login or an expired cookie: the server minted a new channel for the same user.
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("old", json!("1"), "chan-a", "running"))
+            .unwrap();
+        s.record_job(meta("new", json!("1"), "chan-b", "pending"))
+            .unwrap();
+        assert_eq!(s.session(), Some(login(json!("1"), Some("chan-b"))));
+        assert_eq!(shared.value(&job_key("old")), None);
+        assert_eq!(
+            s.check_cancel("old").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        assert!(s.check_cancel("new").is_allowed());
+    }
+
+    #[test]
+    fn guests_own_their_jobs_through_the_channel() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(Value::Null, Some("guest-aa"))).unwrap();
+        s.record_job(meta("g1", Value::Null, "guest-aa", "running"))
+            .unwrap();
+        assert!(s.check_cancel("g1").is_allowed());
+        // Another guest token (another channel), same page: the first guest's job is gone.
+        s.login(login(Value::Null, Some("guest-bb"))).unwrap();
+        assert_eq!(
+            s.check_cancel("g1").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        // A signed-in user after the guest: nothing of the guest's remains.
+        s.record_job(meta("g2", Value::Null, "guest-bb", "running"))
+            .unwrap();
+        s.login(login(json!("1"), None)).unwrap();
+        assert!(s.jobs().is_empty());
+    }
+
+    #[test]
+    fn check_cancel_reasons() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        assert_eq!(
+            s.check_cancel("j").refusal(),
+            Some(CancelRefusal::NoSession)
+        );
+        s.login(login(json!("1"), Some("c"))).unwrap();
+        assert_eq!(
+            s.check_cancel("j").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        assert_eq!(
+            s.check_cancel("").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+        let CancelCheck::Allowed(rec) = s.check_cancel("j") else {
+            panic!("allowed")
+        };
+        assert_eq!(rec.job_id, "j");
+        s.record_job(meta("d", json!("1"), "c", "done")).unwrap();
+        assert_eq!(
+            s.check_cancel("d").refusal(),
+            Some(CancelRefusal::AlreadyFinished)
+        );
+        // A record of another user under our namespace (written by another tab or by hand).
+        let foreign = JobRecord::new(meta("x", json!("2"), "c", "running"), T0, T0);
+        shared.put(&job_key("x"), &foreign.to_stored().unwrap());
+        let check = s.check_cancel("x");
+        assert_eq!(check.refusal(), Some(CancelRefusal::NotJobOwner));
+        let CancelCheck::Refused { message, .. } = check else {
+            panic!("refused")
+        };
+        assert!(message.starts_with("Not job owner"));
+        assert_eq!(s.job("x"), None, "not exposed either");
+        assert_eq!(s.jobs().len(), 2);
+    }
+
+    #[test]
+    fn events_update_owned_records_only() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
+        clock.advance(1500);
+        let ev = JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+            "status": "done", "errors": [], "result_url": "/api/v1/chart/data/qc-1",
+            "id": "1607477697866-0"}))
+        .unwrap();
+        let rec = s.apply_event(ev).unwrap().unwrap();
+        assert_eq!(rec.status, JobStatus::Done);
+        assert_eq!(rec.result_url.as_deref(), Some("/api/v1/chart/data/qc-1"));
+        assert_eq!(rec.created_at, T0);
+        assert_eq!(rec.updated_at, T0 + 1500);
+        assert_eq!(s.job("j"), Some(rec.clone()));
+        // Terminal records keep their final status.
+        let late = meta("j", json!("1"), "c", "running");
+        assert_eq!(s.apply_event(late).unwrap(), Some(rec));
+        // Events of other users, other channels and unknown jobs change nothing.
+        s.record_job(meta("k", json!("1"), "c", "running")).unwrap();
+        for ev in [
+            meta("k", json!("2"), "c", "error"),
+            meta("k", json!("1"), "other", "error"),
+            meta("k", Value::Null, "c", "error"),
+            meta("unknown", json!("1"), "c", "error"),
+        ] {
+            assert_eq!(s.apply_event(ev).unwrap(), None);
+        }
+        assert_eq!(s.job("k").unwrap().status, JobStatus::Running);
+    }
+
+    #[test]
+    fn error_events_keep_their_errors() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+        let ev = JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+            "status": "error", "errors": [{"message": "Error: relation 'foo' does not exist"}],
+            "result_url": null}))
+        .unwrap();
+        let rec = s.apply_event(ev).unwrap().unwrap();
+        assert_eq!(
+            rec.errors,
+            vec![json!({"message": "Error: relation 'foo' does not exist"})]
+        );
+        assert_eq!(
+            s.check_cancel("j").refusal(),
+            Some(CancelRefusal::AlreadyFinished)
+        );
+    }
+
+    #[test]
+    fn events_without_session_are_ignored() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        assert_eq!(
+            s.apply_event(meta("j", json!("1"), "c", "done")).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn re_recording_keeps_created_at() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
+        clock.advance(10);
+        let rec = s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+        assert_eq!(rec.created_at, T0);
+        assert_eq!(rec.updated_at, T0 + 10);
+        assert_eq!(rec.status, JobStatus::Running);
+        assert_eq!(s.jobs(), vec![rec]);
+    }
+
+    #[test]
+    fn jobs_are_oldest_first_and_expire_after_the_ttl() {
+        let (shared, clock) = setup();
+        let options = GuardOptions {
+            ttl_ms: 60_000,
+            ..GuardOptions::default()
+        };
+        let mut s = tab_with(&shared, &clock, options);
+        s.login(login(json!("1"), None)).unwrap();
+        for job in ["c", "a", "b"] {
+            s.record_job(meta(job, json!("1"), "chan", "running"))
+                .unwrap();
+            clock.advance(20_000);
+        }
+        let order: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+        assert_eq!(order, ["c", "a", "b"]);
+        // Now T0 + 60s: "c" is exactly 60 s old, not older.
+        assert!(s.job("c").is_some());
+        clock.advance(1);
+        assert_eq!(s.job("c"), None);
+        assert_eq!(shared.value(&job_key("c")), None, "expired record removed");
+        assert_eq!(
+            s.check_cancel("c").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        clock.advance(60_000);
+        assert!(s.jobs().is_empty());
+        assert_eq!(shared.keys(), [SESSION_KEY]);
+    }
+
+    #[test]
+    fn max_jobs_evicts_terminal_records_first_then_the_oldest() {
+        let (shared, clock) = setup();
+        let options = GuardOptions {
+            max_jobs: 3,
+            ..GuardOptions::default()
+        };
+        let mut s = tab_with(&shared, &clock, options);
+        s.login(login(json!("1"), None)).unwrap();
+        let mut record = |job: &str, status: &str| {
+            clock.advance(1);
+            s.record_job(meta(job, json!("1"), "c", status)).unwrap();
+        };
+        record("r1", "running");
+        record("d1", "done");
+        record("r2", "running");
+        record("r3", "running");
+        let ids = |s: &mut JobStore<Shared, ManualClock>| -> Vec<String> {
+            s.jobs().into_iter().map(|r| r.job_id).collect()
+        };
+        assert_eq!(ids(&mut s), ["r1", "r2", "r3"], "terminal d1 went first");
+        clock.advance(1);
+        s.record_job(meta("r4", json!("1"), "c", "running"))
+            .unwrap();
+        assert_eq!(ids(&mut s), ["r2", "r3", "r4"], "then the oldest");
+        clock.advance(1);
+        s.record_job(meta("d2", json!("1"), "c", "done")).unwrap();
+        assert_eq!(ids(&mut s), ["r3", "r4", "d2"], "the new record is kept");
+    }
+
+    #[test]
+    fn logout_clears_the_namespace_and_supersets_last_event_id_only() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("j1", json!("1"), "c", "running"))
+            .unwrap();
+        s.record_job(meta("j2", json!("1"), "c", "done")).unwrap();
+        shared.put("superset-job-guard:v2:job:future", "{}");
+        shared.put("superset-job-guard:v1:job:broken", "{not json");
+        shared.put(SUPERSET_LAST_EVENT_KEY, "1607471525180-0");
+        shared.put("superset-job-guard-other:v1:session", "{}");
+        shared.put("unrelated", "keep");
+        assert_eq!(s.logout().unwrap(), 3, "j1, j2 and the broken v1 record");
+        let mut keys = shared.keys();
+        keys.sort();
+        assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
+        assert_eq!(s.session(), None);
+        assert_eq!(s.logout().unwrap(), 0, "a second logout is harmless");
+        assert_eq!(
+            s.check_cancel("j1").refusal(),
+            Some(CancelRefusal::NoSession)
+        );
+    }
+
+    #[test]
+    fn two_tabs_share_the_session_and_see_logout_at_once() {
+        let (shared, clock) = setup();
+        let mut one = tab(&shared, &clock);
+        let mut two = tab(&shared, &clock);
+        one.login(login(json!("1"), None)).unwrap();
+        assert_eq!(two.session(), one.session(), "picked up without login");
+        one.record_job(meta("from-one", json!("1"), "c", "running"))
+            .unwrap();
+        two.record_job(meta("from-two", json!("1"), "c", "running"))
+            .unwrap();
+        assert_eq!(one.jobs().len(), 2);
+        assert!(two.check_cancel("from-one").is_allowed());
+        one.logout().unwrap();
+        assert_eq!(
+            two.check_cancel("from-one").refusal(),
+            Some(CancelRefusal::NoSession)
+        );
+        assert!(two.jobs().is_empty());
+        assert_eq!(
+            two.record_job(meta("late", json!("1"), "c", "running")),
+            Err(GuardError::NoSession)
+        );
+    }
+
+    #[test]
+    fn a_user_switch_in_another_tab_is_honoured_at_once() {
+        let (shared, clock) = setup();
+        let mut one = tab(&shared, &clock);
+        let mut two = tab(&shared, &clock);
+        one.login(login(json!("1"), None)).unwrap();
+        one.record_job(meta("a", json!("1"), "c", "running"))
+            .unwrap();
+        two.login(login(json!("2"), None)).unwrap();
+        assert_eq!(
+            one.check_cancel("a").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        assert_eq!(one.session(), Some(login(json!("2"), None)));
+        let err = one
+            .record_job(meta("a2", json!("1"), "c", "running"))
+            .unwrap_err();
+        assert_eq!(err.code(), "not_job_owner");
+    }
+
+    #[test]
+    fn malformed_stored_values_read_as_absent_and_are_removed() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        shared.put(SESSION_KEY, "{garbage");
+        assert_eq!(s.session(), None);
+        assert_eq!(shared.value(SESSION_KEY), None);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("good", json!("1"), "c", "running"))
+            .unwrap();
+        shared.put(&job_key("bad"), "{\"job_id\":");
+        let mismatched = JobRecord::new(meta("other", json!("1"), "c", "running"), T0, T0);
+        shared.put(&job_key("swapped"), &mismatched.to_stored().unwrap());
+        let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+        assert_eq!(ids, ["good"]);
+        assert_eq!(shared.value(&job_key("bad")), None);
+        assert_eq!(shared.value(&job_key("swapped")), None);
+        assert!(s.check_cancel("good").is_allowed());
+    }
+
+    #[test]
+    fn other_schema_versions_are_left_to_their_owners_until_logout() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        shared.put("superset-job-guard:v2:job:x", "{\"new\":\"format\"}");
+        assert!(s.jobs().is_empty());
+        assert_eq!(s.login(login(json!("2"), None)).unwrap(), 0);
+        assert!(shared.value("superset-job-guard:v2:job:x").is_some());
+        s.logout().unwrap();
+        assert!(shared.value("superset-job-guard:v2:job:x").is_none());
+    }
+
+    #[test]
+    fn namespaces_do_not_see_each_other() {
+        let (shared, clock) = setup();
+        let mut a = tab_with(
+            &shared,
+            &clock,
+            GuardOptions {
+                namespace: "app-a".into(),
+                ..GuardOptions::default()
+            },
+        );
+        let mut b = tab_with(
+            &shared,
+            &clock,
+            GuardOptions {
+                namespace: "app-b".into(),
+                ..GuardOptions::default()
+            },
+        );
+        a.login(login(json!("1"), None)).unwrap();
+        a.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+        assert_eq!(b.session(), None);
+        b.login(login(json!("1"), None)).unwrap();
+        assert_eq!(
+            b.check_cancel("j").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
+        b.logout().unwrap();
+        assert!(a.check_cancel("j").is_allowed());
+    }
+
+    /// Storage whose writes fail: errors come back as values.
+    struct ReadOnly(MemoryStorage);
+
+    impl KeyValue for ReadOnly {
+        fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+            self.0.get(key)
+        }
+        fn set(&mut self, _: &str, _: &str) -> Result<(), StorageError> {
+            Err(StorageError::new(
+                crate::core::error::StorageErrorKind::QuotaExceeded,
+                "full",
+            ))
+        }
+        fn remove(&mut self, _: &str) -> Result<(), StorageError> {
+            Err(StorageError::new(
+                crate::core::error::StorageErrorKind::Other,
+                "no",
+            ))
+        }
+        fn keys(&self) -> Result<Vec<String>, StorageError> {
+            self.0.keys()
+        }
+    }
+
+    #[test]
+    fn storage_failures_are_errors_not_panics() {
+        let mut inner = MemoryStorage::new();
+        inner
+            .set(SESSION_KEY, r#"{"user_id":"1","channel_id":"c"}"#)
+            .unwrap();
+        let mut s = JobStore::new(
+            ReadOnly(inner),
+            ManualClock::at(T0),
+            &GuardOptions::default(),
+        );
+        let err = s
+            .record_job(meta("j", json!("1"), "c", "running"))
+            .unwrap_err();
+        assert_eq!(err.code(), "storage_failed");
+        assert_eq!(s.logout().unwrap_err().code(), "storage_failed");
+        assert_eq!(
+            s.login(login(json!("2"), None)).unwrap_err().code(),
+            "storage_failed"
+        );
+    }
+}
