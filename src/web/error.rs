@@ -1,0 +1,31 @@
+//! The one place where core errors become JS values.
+
+use wasm_bindgen::JsValue;
+
+use crate::core::error::GuardError;
+
+/// The `name` of every error the guard throws.
+pub const GUARD_ERROR_NAME: &str = "GuardError";
+
+/// A JS `Error` whose `name` is `"GuardError"`, whose `message` is the error's text, and which
+/// carries the stable `code` (`"invalid_options"`, `"no_session"`, ...).
+pub fn to_js_error(err: &GuardError) -> JsValue {
+    let js = js_sys::Error::new(&err.to_string());
+    js.set_name(GUARD_ERROR_NAME);
+    // Reflect.set on a fresh, extensible Error cannot fail; if it ever did, the error would
+    // still be thrown, just without its code.
+    let _ = js_sys::Reflect::set(
+        &js,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(err.code()),
+    );
+    js.into()
+}
+
+/// Whether `value` is an error thrown by the guard.
+pub fn is_guard_error(value: &JsValue) -> bool {
+    let field = |name: &str| js_sys::Reflect::get(value, &JsValue::from_str(name)).ok();
+    value.is_object()
+        && field("name").and_then(|v| v.as_string()).as_deref() == Some(GUARD_ERROR_NAME)
+        && field("code").is_some_and(|v| v.is_string())
+}

@@ -1,0 +1,16 @@
+//! The browser shell: a thin layer over the core.
+//!
+//! - `storage`: [`KeyValue`](crate::core::storage::KeyValue) on `window.localStorage`
+//!   (`web_sys::Storage`), every failure a value
+//! - `clock`: `Date.now()`
+//! - `guard`: the exported `JobGuard` class
+//! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
+//! - `types`: the TypeScript types the package ships
+
+mod clock;
+mod error;
+mod guard;
+mod storage;
+mod types;
+
+pub use guard::{is_guard_error, JobGuard};

@@ -1,0 +1,91 @@
+//! [`KeyValue`] on `window.localStorage`.
+//!
+//! Written on `web_sys::Storage` directly rather than through gloo-storage: every gloo-storage
+//! call goes through `LocalStorage::raw()`, which panics when storage is missing, and its
+//! `delete`/`length` panic on exceptions. Here every failure is a [`StorageError`] value.
+
+use wasm_bindgen::JsValue;
+
+use crate::core::error::{StorageError, StorageErrorKind};
+use crate::core::storage::KeyValue;
+
+pub struct LocalStorage {
+    raw: web_sys::Storage,
+}
+
+impl LocalStorage {
+    /// The page's `localStorage`, or why there is none (no window, access denied, null).
+    pub fn open() -> Result<Self, StorageError> {
+        let window = web_sys::window().ok_or_else(|| {
+            StorageError::new(
+                StorageErrorKind::Unavailable,
+                "no window: not a browser page",
+            )
+        })?;
+        match window.local_storage() {
+            Ok(Some(raw)) => Ok(Self { raw }),
+            Ok(None) => Err(StorageError::new(
+                StorageErrorKind::Unavailable,
+                "window.localStorage is null",
+            )),
+            Err(e) => Err(storage_error(&e, StorageErrorKind::Unavailable)),
+        }
+    }
+}
+
+/// Reads a thrown `DOMException` (or anything else) into a [`StorageError`].
+fn storage_error(thrown: &JsValue, otherwise: StorageErrorKind) -> StorageError {
+    let field = |name: &str| {
+        js_sys::Reflect::get(thrown, &JsValue::from_str(name))
+            .ok()
+            .and_then(|v| v.as_string())
+    };
+    let name = field("name").unwrap_or_default();
+    let kind = match name.as_str() {
+        // Firefox used its own name for the quota error before adopting the standard one.
+        "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => StorageErrorKind::QuotaExceeded,
+        "SecurityError" => StorageErrorKind::Unavailable,
+        _ => otherwise,
+    };
+    let message = field("message")
+        .or_else(|| thrown.as_string())
+        .unwrap_or_else(|| "localStorage threw".to_owned());
+    let message = if name.is_empty() {
+        message
+    } else {
+        format!("{name}: {message}")
+    };
+    StorageError::new(kind, message)
+}
+
+impl KeyValue for LocalStorage {
+    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.raw
+            .get_item(key)
+            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        self.raw
+            .set_item(key, value)
+            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+    }
+
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        self.raw
+            .remove_item(key)
+            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+    }
+
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        let err = |e: JsValue| storage_error(&e, StorageErrorKind::Other);
+        let len = self.raw.length().map_err(err)?;
+        let mut keys = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            if let Some(key) = self.raw.key(i).map_err(err)? {
+                keys.push(key);
+            }
+        }
+        Ok(keys)
+    }
+}

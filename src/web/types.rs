@@ -1,0 +1,103 @@
+//! The TypeScript types the package ships. The exported methods take and return `JsValue`
+//! annotated with these names (`unchecked_param_type` / `unchecked_return_type`), so the
+//! generated `.d.ts` says exactly what goes in and comes out.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** A job's status as Superset names it. `done`, `error` and `cancelled` are terminal. */
+export type JobStatus = "pending" | "running" | "done" | "error" | "cancelled";
+
+/** One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). */
+export interface AsyncJobError {
+  message?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
+ * (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for guests.
+ */
+export interface JobMetadata {
+  channel_id: string;
+  job_id: string;
+  user_id: string | number | null;
+  status: JobStatus;
+  errors?: AsyncJobError[] | null;
+  result_url?: string | null;
+}
+
+/** An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id. */
+export interface AsyncEvent extends JobMetadata {
+  id?: string;
+}
+
+/** What the guard keeps of a job: the metadata with `user_id` normalised, and two timestamps. */
+export interface JobRecord {
+  channel_id: string;
+  job_id: string;
+  /** The creator's user id as a string; `null` for guest and anonymous sessions. */
+  user_id: string | null;
+  status: JobStatus;
+  errors: AsyncJobError[];
+  result_url: string | null;
+  /** When the job was first recorded, in ms since the epoch. */
+  created_at: number;
+  /** When the record last changed, in ms since the epoch. */
+  updated_at: number;
+}
+
+export interface GuardOptions {
+  /** Prefix of every storage key. Default `"superset-job-guard"`; no `:`. */
+  namespace?: string;
+  /** Records older than this are dropped. Default 3600 (Superset's JWT expiration). */
+  ttlSeconds?: number;
+  /** Most records kept; terminal ones are evicted first, then the oldest. Default 200. */
+  maxJobs?: number;
+  /** `"local"` (default): shared by the origin's tabs. `"memory"`: this guard only. */
+  storage?: "local" | "memory";
+}
+
+/** Who signed in. `userId` is `null` for guests (embedded dashboards) and anonymous users. */
+export interface SessionInput {
+  userId: string | number | null;
+  /** The async channel, when the app knows it (guests: `"guest-..."`). Learnt from job metadata otherwise. */
+  channelId?: string | null;
+}
+
+/** The stored session, shared by the origin's tabs. */
+export interface SessionInfo {
+  userId: string | null;
+  channelId: string | null;
+}
+
+/** How many job records an operation removed. */
+export interface PurgeResult {
+  purged: number;
+}
+
+/** Why a cancel is refused before any request is sent. */
+export type CancelRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "already_finished";
+
+/** The answer of `checkCancel`: narrow on `allowed`. */
+export type CancelCheck =
+  | { allowed: true; job: JobRecord }
+  | { allowed: false; reason: CancelRefusalReason; message: string };
+
+/** The `code` of an error thrown by the guard. */
+export type GuardErrorCode =
+  | "invalid_options"
+  | "invalid_session"
+  | "invalid_job"
+  | "no_session"
+  | "not_job_owner"
+  | "storage_failed"
+  | "internal";
+
+/** Every error the guard throws is an `Error` of this shape. */
+export interface GuardError extends Error {
+  name: "GuardError";
+  code: GuardErrorCode;
+}
+"#;
