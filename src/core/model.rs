@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::GuardError;
-use super::session::normalize_user_id;
+use super::session::{normalize_user_id, MAX_SAFE_INTEGER};
 
 /// Longest job id or channel id accepted. Superset's are 36-character UUIDs and
 /// `guest-` + a hex HMAC; this only keeps absurd values out of storage keys.
@@ -150,8 +150,8 @@ impl JobRecord {
     pub fn from_stored(text: &str) -> Option<Self> {
         let value: Value = serde_json::from_str(text).ok()?;
         let meta = JobMetadata::from_json(&value).ok()?;
-        let created_at = value.get("created_at").and_then(Value::as_u64)?;
-        let updated_at = value.get("updated_at").and_then(Value::as_u64)?;
+        let created_at = timestamp(value.get("created_at")?)?;
+        let updated_at = timestamp(value.get("updated_at")?)?;
         Some(Self::new(meta, created_at, updated_at))
     }
 
@@ -160,6 +160,17 @@ impl JobRecord {
         serde_json::to_string(self)
             .map_err(|e| GuardError::InvalidJob(format!("cannot serialise job record: {e}")))
     }
+}
+
+/// A stored timestamp: whole, non-negative milliseconds. Written as `1700000000000` by this
+/// crate; a JS writer or serde's `f64` may write `1700000000000.0`, which is the same time.
+fn timestamp(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(f))
+            .map(|f| f as u64)
+    })
 }
 
 fn invalid(message: &str) -> GuardError {
@@ -314,6 +325,17 @@ mod tests {
         assert!(text.contains("\"job_id\":\"10a0bd9a-03c8-4737-9345-f4234ba86512\""));
         assert!(text.contains("\"created_at\":10"));
         assert_eq!(JobRecord::from_stored(&text), Some(rec));
+    }
+
+    #[test]
+    fn whole_float_timestamps_are_read() {
+        let text = r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":1796228787559.0,"updated_at":2}"#;
+        assert_eq!(
+            JobRecord::from_stored(text).unwrap().created_at,
+            1_796_228_787_559
+        );
+        let half = text.replace("1796228787559.0", "1.5");
+        assert_eq!(JobRecord::from_stored(&half), None);
     }
 
     #[test]

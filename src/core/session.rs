@@ -11,7 +11,7 @@ use super::error::GuardError;
 use super::model::{is_valid_id, JobRecord, MAX_ID_LEN};
 
 /// Largest integer a JS number holds exactly (2^53 - 1).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Normalises a user id as Superset sends it: a string stays as it is, an integer becomes its
 /// decimal string (the registry stores ints, the API sends strings), `null` means a guest or
@@ -71,9 +71,11 @@ impl Session {
         let channel_id = match obj.get("channelId") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if is_valid_id(s) => Some(s.clone()),
-            Some(_) => return Err(invalid(&format!(
+            Some(_) => {
+                return Err(invalid(&format!(
                 "`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters"
-            ))),
+            )))
+            }
         };
         Ok(Self {
             user_id,

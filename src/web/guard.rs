@@ -60,15 +60,11 @@ impl JobGuard {
     /// (`storage_failed`) when `storage: "local"` is asked for and localStorage is unavailable.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "GuardOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(unchecked_optional_param_type = "GuardOptions")] options: JsValue,
     ) -> Result<JobGuard, JsValue> {
-        let options = match options {
-            None => GuardOptions::default(),
-            Some(obj) => {
-                let value = json_from_js(&obj, GuardError::InvalidOptions)?;
-                guarded(GuardOptions::from_json(&value))?
-            }
-        };
+        // `undefined` and `null` read as JSON null: all defaults.
+        let value = json_from_js(&options, GuardError::InvalidOptions)?;
+        let options = guarded(GuardOptions::from_json(&value))?;
         let storage: Box<dyn KeyValue> = match options.storage {
             StorageKind::Memory => Box::new(MemoryStorage::new()),
             StorageKind::Local => {
@@ -166,6 +162,6 @@ impl JobGuard {
 
 /// Whether `error` was thrown by the guard (an `Error` named `"GuardError"` with a `code`).
 #[wasm_bindgen(js_name = isGuardError, unchecked_return_type = "error is GuardError")]
-pub fn is_guard_error(error: &JsValue) -> bool {
+pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &JsValue) -> bool {
     super::error::is_guard_error(error)
 }
