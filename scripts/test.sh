@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# npm test: native core tests, browser tests in Chromium and Firefox, then the built package
+# (Node API tests, TypeScript types, the demo page in Chromium). Ends with one count line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+bash scripts/bootstrap.sh
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+step() { printf '\n== %s\n' "$*"; }
+
+step "native core tests (cargo test)"
+cargo test --color never 2>&1 | tee -a "$log"
+
+step "browser tests against real localStorage: Chromium and Firefox (wasm-pack test)"
+wasm-pack test --headless --chrome --firefox \
+  --chromedriver "$(command -v chromedriver)" --geckodriver "$(command -v geckodriver)" \
+  --mode no-install 2>&1 | tee -a "$log"
+
+step "package build (pkg/)"
+bash scripts/build.sh
+
+step "package API, imported by name (node --test)"
+node --test tests/package/ 2>&1 | tee -a "$log"
+
+step "TypeScript types (tsc --strict)"
+npx tsc -p tests/types
+echo "types: ok"
+
+step "demo page in Chromium (node --test, playwright-core)"
+node --test tests/e2e/ 2>&1 | tee -a "$log"
+
+# One line for all runners: cargo's "test result: ok. N passed; M failed" and node's
+# "# pass N" / "# fail M".
+read -r passed failed < <(awk '
+  /test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed/ {
+    for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed;/) p += $i; if ($(i+1) ~ /^failed;/) f += $i } }
+  /^# pass [0-9]+$/ { p += $3 }
+  /^# fail [0-9]+$/ { f += $3 }
+  END { print p + 0, f + 0 }' "$log")
+echo
+echo "npm test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,121 @@
+// The built package as an app sees it: imported by name, loaded with init(), driven through
+// the README's dashboard flow. Node has no localStorage, so these guards use storage:
+// "memory"; the localStorage rules are covered by the browser tests (tests/web.rs).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+
+import init, { JobGuard, isGuardError } from "superset-job-guard";
+
+const wasm = await readFile(new URL("../../pkg/superset_job_guard_bg.wasm", import.meta.url));
+await init({ module_or_path: wasm });
+
+// Exactly the 202 body of Superset's chart-data call (see shared/superset-contract.md).
+const created = {
+  channel_id: "1095c1c9-b6b1-444d-aa83-8e323b32831f",
+  job_id: "10a0bd9a-03c8-4737-9345-f4234ba86512",
+  user_id: "1",
+  status: "pending",
+  errors: [],
+  result_url: null,
+};
+
+function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  assert.fail("expected a throw");
+}
+
+test("the dashboard flow: login, recordJob, checkCancel, logout", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  assert.deepEqual(guard.login({ userId: 1 }), { purged: 0 });
+  assert.deepEqual(guard.session, { userId: "1", channelId: null });
+
+  const record = guard.recordJob(created);
+  assert.equal(record.job_id, created.job_id);
+  assert.equal(record.user_id, "1");
+  assert.equal(record.result_url, null, "null, never undefined");
+  assert.deepEqual(record.errors, []);
+  assert.equal(typeof record.created_at, "number");
+  assert.equal(record.created_at, record.updated_at);
+  assert.deepEqual(guard.session, { userId: "1", channelId: created.channel_id });
+
+  const check = guard.checkCancel(created.job_id);
+  assert.equal(check.allowed, true);
+  assert.deepEqual(check.job, record);
+
+  const done = guard.applyEvent({ ...created, status: "done", result_url: "/api/v1/chart/data/qc-1", id: "1-0" });
+  assert.equal(done.status, "done");
+  assert.deepEqual(guard.checkCancel(created.job_id), {
+    allowed: false,
+    reason: "already_finished",
+    message: `Job ${created.job_id} has already finished (done)`,
+  });
+
+  assert.deepEqual(guard.logout(), { purged: 1 });
+  assert.equal(guard.session, null);
+  assert.deepEqual(guard.jobs(), []);
+  const refused = guard.checkCancel(created.job_id);
+  assert.equal(refused.allowed, false);
+  assert.equal(refused.reason, "no_session");
+});
+
+test("another user's job id is refused without a record, and never stored", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  guard.login({ userId: "2" });
+  const refused = guard.checkCancel(created.job_id);
+  assert.equal(refused.allowed, false);
+  assert.equal(refused.reason, "unknown_job");
+  const err = thrown(() => guard.recordJob(created));
+  assert.equal(err.code, "not_job_owner");
+  assert.match(err.message, /^Not job owner/);
+  assert.equal(guard.job(created.job_id), null);
+});
+
+test("errors are Error objects named GuardError with a code", () => {
+  const cases = [
+    [() => new JobGuard({ ttlSeconds: -1 }), "invalid_options"],
+    [() => new JobGuard({ storage: "memory", nameSpace: "x" }), "invalid_options"],
+    [() => new JobGuard({ storage: "memory" }).login({ user: 1 }), "invalid_session"],
+    [() => new JobGuard({ storage: "memory" }).recordJob(created), "no_session"],
+    [
+      () => {
+        const g = new JobGuard({ storage: "memory" });
+        g.login({ userId: 1 });
+        g.recordJob({ ...created, status: "queued" });
+      },
+      "invalid_job",
+    ],
+    // Node has no window.localStorage: asking for it is a typed error, not a crash.
+    [() => new JobGuard(), "storage_failed"],
+  ];
+  for (const [fn, code] of cases) {
+    const err = thrown(fn);
+    assert.ok(err instanceof Error, `${code}: an Error instance`);
+    assert.equal(err.name, "GuardError");
+    assert.equal(err.code, code, err.message);
+    assert.ok(isGuardError(err));
+    assert.ok(err.message.length > 0);
+  }
+  assert.equal(isGuardError(new Error("other")), false);
+  assert.equal(isGuardError(null), false);
+  assert.equal(isGuardError({ name: "GuardError" }), false);
+});
+
+test("the module keeps working after every error (no panic poisons it)", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  for (const bad of [undefined, null, 42, "x", [], {}, { job_id: "__proto__" }, { user_id: {} }]) {
+    assert.equal(thrown(() => guard.recordJob(bad)).name, "GuardError");
+    assert.equal(thrown(() => guard.applyEvent(bad)).name, "GuardError");
+    assert.equal(thrown(() => guard.login(bad)).name, "GuardError");
+    assert.equal(guard.checkCancel(bad).allowed, false);
+    assert.equal(guard.job(bad), null);
+  }
+  guard.login({ userId: null, channelId: "guest-abc" });
+  const rec = guard.recordJob({ ...created, user_id: null, channel_id: "guest-abc" });
+  assert.equal(rec.user_id, null);
+  assert.equal(guard.checkCancel(rec.job_id).allowed, true);
+});

@@ -1,0 +1,73 @@
+// Compiled with `tsc --noEmit` by `npm test`: the shipped types must accept the documented
+// usage and reject misuse (each @ts-expect-error line fails the build if it ever compiles).
+import init, {
+  JobGuard,
+  isGuardError,
+  type AsyncEvent,
+  type CancelCheck,
+  type JobMetadata,
+  type JobRecord,
+  type SessionInfo,
+} from "superset-job-guard";
+
+export async function dashboard(created: JobMetadata, event: AsyncEvent): Promise<string> {
+  await init();
+  const guard = new JobGuard({ namespace: "app", ttlSeconds: 3600, maxJobs: 50 });
+  const other = new JobGuard();
+  other.free();
+
+  const purged: number = guard.login({ userId: 1 }).purged;
+  guard.login({ userId: "1", channelId: "chan" });
+  guard.login({ userId: null, channelId: "guest-abc" });
+
+  const session: SessionInfo | null = guard.session;
+  const user: string | null = session ? session.userId : null;
+
+  const record: JobRecord = guard.recordJob(created);
+  const status: "pending" | "running" | "done" | "error" | "cancelled" = record.status;
+  const updated: JobRecord | null = guard.applyEvent(event);
+  const all: JobRecord[] = guard.jobs();
+  const one: JobRecord | null = guard.job(record.job_id);
+
+  const check: CancelCheck = guard.checkCancel(record.job_id);
+  let text: string;
+  if (check.allowed) {
+    // Narrowed: the record is there.
+    text = check.job.job_id;
+  } else {
+    // Narrowed: a reason from the documented set, and a message.
+    const reason: "no_session" | "unknown_job" | "not_job_owner" | "already_finished" = check.reason;
+    text = `${reason}: ${check.message}`;
+  }
+
+  try {
+    guard.logout();
+  } catch (e) {
+    if (isGuardError(e)) {
+      const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
+        | "not_job_owner" | "storage_failed" | "internal" = e.code;
+      text += code + e.message;
+    }
+  }
+
+  // @ts-expect-error storage is "local" or "memory"
+  new JobGuard({ storage: "session" });
+  // @ts-expect-error options are typed, not any
+  new JobGuard({ ttl: 5 });
+  // @ts-expect-error userId is required
+  guard.login({});
+  // @ts-expect-error metadata needs a job_id
+  guard.recordJob({ channel_id: "c", user_id: "1", status: "pending" });
+  // @ts-expect-error status is one of Superset's
+  guard.recordJob({ ...created, status: "queued" });
+  // @ts-expect-error a refused check has no job
+  check.job;
+  if (!check.allowed) {
+    // @ts-expect-error refusals carry a reason, not a job
+    check.job.job_id;
+  }
+  // @ts-expect-error a record's user_id is a string or null, never a number
+  const n: number = record.user_id;
+
+  return [purged, user, status, updated, all.length, one, text, n].join();
+}
