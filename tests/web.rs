@@ -390,7 +390,10 @@ fn check_cancel_gives_every_reason() {
         .unwrap()
         .starts_with("Not job owner"));
     assert_eq!(rust(&g.job(JsValue::from_str("x")).unwrap()), Value::Null);
-    assert_eq!(ids(&mut g), ["j", "d"]);
+    // Both were recorded within a millisecond or two: compare as a set.
+    let mut own = ids(&mut g);
+    own.sort();
+    assert_eq!(own, ["d", "j"], "the forged record is not listed");
     g.logout().unwrap();
 }
 
