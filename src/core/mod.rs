@@ -7,13 +7,21 @@
 //! - [`clock`]: injected time
 //! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
 //! - [`cancel`]: the cancel decision
+//! - [`response`]: what each answer of the cancel endpoint means
+//! - [`retry`]: the retry schedule and `Retry-After`
+//! - [`random`]: injected randomness
+//! - [`cancel_flow`]: one cancel from the local check to the last answer
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
 pub mod cancel;
+pub mod cancel_flow;
 pub mod clock;
 pub mod error;
 pub mod model;
 pub mod options;
+pub mod random;
+pub mod response;
+pub mod retry;
 pub mod session;
 pub mod storage;
 pub mod store;

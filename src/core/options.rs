@@ -1,8 +1,13 @@
-//! The guard's options and their validation: `{ namespace?, ttlSeconds?, maxJobs?, storage? }`.
+//! The guard's options and their validation:
+//! `{ namespace?, ttlSeconds?, maxJobs?, storage?, cancelUrl?, headers?, retry?, fetch? }`.
+//! (`fetch` is a function: the browser shell takes it; here it only counts as known.)
+
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
 use super::error::GuardError;
+use super::retry::RetryPolicy;
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 /// Superset's `GLOBAL_ASYNC_QUERIES_JWT_EXPIRATION_SECONDS` default: after that the channel
@@ -13,7 +18,24 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 pub const MAX_TTL_SECONDS: f64 = 366.0 * 24.0 * 3600.0;
 pub const MAX_MAX_JOBS: usize = 10_000;
 
-const KNOWN: [&str; 4] = ["namespace", "ttlSeconds", "maxJobs", "storage"];
+pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
+pub const MAX_CANCEL_URL_LEN: usize = 2048;
+pub const MAX_HEADERS: usize = 32;
+pub const MAX_ATTEMPTS: u32 = 10;
+pub const MAX_BASE_DELAY_MS: u64 = 60_000;
+pub const MAX_MAX_DELAY_MS: u64 = 300_000;
+
+const KNOWN: [&str; 8] = [
+    "namespace",
+    "ttlSeconds",
+    "maxJobs",
+    "storage",
+    "cancelUrl",
+    "headers",
+    "retry",
+    "fetch",
+];
+const KNOWN_RETRY: [&str; 3] = ["attempts", "baseDelayMs", "maxDelayMs"];
 
 /// Where the records live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +52,11 @@ pub struct GuardOptions {
     pub ttl_ms: u64,
     pub max_jobs: usize,
     pub storage: StorageKind,
+    /// The cancel endpoint; `{job_id}` is replaced by the URL-encoded job id.
+    pub cancel_url: String,
+    /// Extra request headers for the cancel call, e.g. `X-CSRFToken`.
+    pub headers: Vec<(String, String)>,
+    pub retry: RetryPolicy,
 }
 
 impl Default for GuardOptions {
@@ -39,6 +66,9 @@ impl Default for GuardOptions {
             ttl_ms: DEFAULT_TTL_SECONDS * 1000,
             max_jobs: DEFAULT_MAX_JOBS,
             storage: StorageKind::Local,
+            cancel_url: DEFAULT_CANCEL_URL.to_owned(),
+            headers: Vec::new(),
+            retry: RetryPolicy::default(),
         }
     }
 }
@@ -79,8 +109,136 @@ impl GuardOptions {
                 }
             };
         }
+        if let Some(v) = present(obj, "cancelUrl") {
+            options.cancel_url = cancel_url(v)?;
+        }
+        if let Some(v) = present(obj, "headers") {
+            options.headers = headers(v)?;
+        }
+        if let Some(v) = present(obj, "retry") {
+            options.retry = retry(v)?;
+        }
         Ok(options)
     }
+
+    /// The cancel URL of one job: `{job_id}` replaced by the job id, encoded as
+    /// `encodeURIComponent` would.
+    pub fn cancel_url_for(&self, job_id: &str) -> String {
+        self.cancel_url
+            .replace("{job_id}", &encode_uri_component(job_id))
+    }
+}
+
+/// `encodeURIComponent`: every byte but `A-Z a-z 0-9 - _ . ! ~ * ' ( )` percent-encoded.
+pub fn encode_uri_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+fn cancel_url(v: &Value) -> Result<String, GuardError> {
+    match v.as_str() {
+        Some(s)
+            if s.contains("{job_id}")
+                && s.len() <= MAX_CANCEL_URL_LEN
+                && !s.chars().any(char::is_control) =>
+        {
+            Ok(s.to_owned())
+        }
+        _ => Err(invalid(format!(
+            "`cancelUrl` must be a URL of at most {MAX_CANCEL_URL_LEN} characters containing {{job_id}}"
+        ))),
+    }
+}
+
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
+    let err = || {
+        invalid(format!(
+            "`headers` must be an object of at most {MAX_HEADERS} header names to string values"
+        ))
+    };
+    let obj = v.as_object().ok_or_else(err)?;
+    if obj.len() > MAX_HEADERS {
+        return Err(err());
+    }
+    obj.iter()
+        .map(|(name, value)| match value.as_str() {
+            Some(value) if is_token(name) && !value.contains(['\r', '\n', '\0']) => {
+                Ok((name.clone(), value.to_owned()))
+            }
+            _ => Err(invalid(format!(
+                "`headers.{name}` must be a valid header name with a string value"
+            ))),
+        })
+        .collect()
+}
+
+/// A whole number up to `max`: `Ok(None)` when absent or null, `Err(())` when invalid.
+fn whole(v: Option<&Value>, max: u64) -> Result<Option<u64>, ()> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            })
+            .filter(|n| *n <= max)
+            .map(Some)
+            .ok_or(()),
+    }
+}
+
+fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| invalid("`retry` must be an object".to_owned()))?;
+    if let Some(key) = obj.keys().find(|k| !KNOWN_RETRY.contains(&k.as_str())) {
+        return Err(invalid(format!(
+            "unknown option `retry.{key}` (known: {})",
+            KNOWN_RETRY.join(", ")
+        )));
+    }
+    let mut policy = RetryPolicy::default();
+    let attempts = whole(obj.get("attempts"), u64::from(MAX_ATTEMPTS))
+        .ok()
+        .and_then(|n| match n {
+            None => Some(policy.attempts),
+            Some(n) => u32::try_from(n).ok().filter(|n| *n >= 1),
+        });
+    policy.attempts = attempts.ok_or_else(|| {
+        invalid(format!(
+            "`retry.attempts` must be a whole number from 1 to {MAX_ATTEMPTS}"
+        ))
+    })?;
+    let base = whole(obj.get("baseDelayMs"), MAX_BASE_DELAY_MS).map_err(|()| {
+        invalid(format!(
+            "`retry.baseDelayMs` must be a whole number from 0 to {MAX_BASE_DELAY_MS}"
+        ))
+    })?;
+    let max = whole(obj.get("maxDelayMs"), MAX_MAX_DELAY_MS).map_err(|()| {
+        invalid(format!(
+            "`retry.maxDelayMs` must be a whole number from 0 to {MAX_MAX_DELAY_MS}"
+        ))
+    })?;
+    policy.base_delay_ms = base.unwrap_or(policy.base_delay_ms);
+    policy.max_delay_ms = max.unwrap_or(policy.max_delay_ms);
+    Ok(policy)
 }
 
 /// A field that is there and not `null`/`undefined`.
@@ -137,6 +295,20 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn cancel_urls_encode_the_job_id() {
+        let o = GuardOptions::default();
+        assert_eq!(
+            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512"),
+            "/api/v1/async_event/10a0bd9a-03c8-4737-9345-f4234ba86512/cancel"
+        );
+        assert_eq!(
+            o.cancel_url_for("a/b?c=d#e f"),
+            "/api/v1/async_event/a%2Fb%3Fc%3Dd%23e%20f/cancel"
+        );
+        assert_eq!(encode_uri_component("é!~*'()_.-"), "%C3%A9!~*'()_.-");
+    }
+
+    #[test]
     fn defaults() {
         let o = GuardOptions::from_json(&Value::Null).unwrap();
         assert_eq!(o, GuardOptions::default());
@@ -144,6 +316,16 @@ mod tests {
         assert_eq!(o.ttl_ms, 3_600_000);
         assert_eq!(o.max_jobs, 200);
         assert_eq!(o.storage, StorageKind::Local);
+        assert_eq!(o.cancel_url, "/api/v1/async_event/{job_id}/cancel");
+        assert!(o.headers.is_empty());
+        assert_eq!(
+            o.retry,
+            RetryPolicy {
+                attempts: 3,
+                base_delay_ms: 200,
+                max_delay_ms: 5000
+            }
+        );
         assert_eq!(GuardOptions::from_json(&json!({})).unwrap(), o);
         assert_eq!(
             GuardOptions::from_json(&json!({"namespace": null, "maxJobs": null})).unwrap(),
@@ -163,9 +345,36 @@ mod tests {
                 namespace: "app".into(),
                 ttl_ms: 1500,
                 max_jobs: 3,
-                storage: StorageKind::Memory
+                storage: StorageKind::Memory,
+                ..GuardOptions::default()
             }
         );
+        let o = GuardOptions::from_json(&json!({
+            "cancelUrl": "/superset/api/v1/async_event/{job_id}/cancel",
+            "headers": {"X-CSRFToken": "tok", "X-GuestToken": "g"},
+            "retry": {"attempts": 5, "baseDelayMs": 0, "maxDelayMs": 1000},
+            "fetch": null
+        }))
+        .unwrap();
+        assert_eq!(o.cancel_url, "/superset/api/v1/async_event/{job_id}/cancel");
+        assert_eq!(
+            o.headers,
+            [
+                ("X-CSRFToken".into(), "tok".into()),
+                ("X-GuestToken".into(), "g".into())
+            ]
+        );
+        assert_eq!(
+            o.retry,
+            RetryPolicy {
+                attempts: 5,
+                base_delay_ms: 0,
+                max_delay_ms: 1000
+            }
+        );
+        let partial = GuardOptions::from_json(&json!({"retry": {"attempts": 1}})).unwrap();
+        assert_eq!(partial.retry.attempts, 1);
+        assert_eq!(partial.retry.base_delay_ms, 200);
         assert_eq!(
             GuardOptions::from_json(&json!({"maxJobs": 5.0}))
                 .unwrap()
@@ -190,6 +399,27 @@ mod tests {
             (json!({"maxJobs": 2.5}), "maxJobs"),
             (json!({"maxJobs": 1_000_000}), "maxJobs"),
             (json!({"storage": "session"}), "storage"),
+            (
+                json!({"cancelUrl": "/api/v1/async_event/cancel"}),
+                "cancelUrl",
+            ),
+            (json!({"cancelUrl": 5}), "cancelUrl"),
+            (json!({"headers": "X-CSRFToken: t"}), "headers"),
+            (
+                json!({"headers": {"X-CSRFToken": 5}}),
+                "headers.X-CSRFToken",
+            ),
+            (json!({"headers": {"Bad Name": "v"}}), "headers.Bad Name"),
+            (
+                json!({"headers": {"X-A": "v\r\nX-Injected: 1"}}),
+                "headers.X-A",
+            ),
+            (json!({"retry": 3}), "retry"),
+            (json!({"retry": {"attempts": 0}}), "retry.attempts"),
+            (json!({"retry": {"attempts": 11}}), "retry.attempts"),
+            (json!({"retry": {"baseDelayMs": -1}}), "retry.baseDelayMs"),
+            (json!({"retry": {"maxDelayMs": 1e9}}), "retry.maxDelayMs"),
+            (json!({"retry": {"tries": 2}}), "retry.tries"),
         ];
         for (v, field) in cases {
             let err = GuardOptions::from_json(&v).unwrap_err();

@@ -8,8 +8,10 @@
 use super::cancel::{decide, CancelCheck};
 use super::clock::Clock;
 use super::error::GuardError;
+use super::model::JobStatus;
 use super::model::{is_valid_id, JobMetadata, JobRecord};
 use super::options::GuardOptions;
+use super::response::Outcome;
 use super::session::Session;
 use super::storage::KeyValue;
 
@@ -198,6 +200,32 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let session = self.session();
         let record = session.as_ref().and_then(|_| self.load_job(job_id));
         decide(session.as_ref(), record, job_id)
+    }
+
+    /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
+    /// marks it cancelled; `not_job_owner` (403: the server says it is not ours) and
+    /// `not_found` (404: unknown or already completed) remove it. Other outcomes change nothing.
+    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome) -> Result<(), GuardError> {
+        let Some(session) = self.session() else {
+            return Ok(());
+        };
+        let key = self.keys.job(job_id);
+        let Some(mut record) = self.load(&key, job_id) else {
+            return Ok(());
+        };
+        if !session.owns_record(&record) {
+            return Ok(());
+        }
+        match outcome {
+            Outcome::Cancelled if !record.status.is_terminal() => {
+                record.status = JobStatus::Cancelled;
+                record.updated_at = self.clock.now_ms();
+                self.storage.set(&key, &record.to_stored()?)?;
+            }
+            Outcome::NotJobOwner | Outcome::NotFound => self.storage.remove(&key)?,
+            _ => {}
+        }
+        Ok(())
     }
 
     fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
@@ -853,6 +881,42 @@ mod tests {
         );
         b.logout().unwrap();
         assert!(a.check_cancel("j").is_allowed());
+    }
+
+    #[test]
+    fn settling_a_cancel_updates_or_removes_the_record() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        for job in ["ok", "forbidden", "gone", "busy", "done"] {
+            s.record_job(meta(job, json!("1"), "c", "running")).unwrap();
+        }
+        s.apply_event(meta("done", json!("1"), "c", "done"))
+            .unwrap();
+        clock.advance(5);
+        s.settle_cancel("ok", Outcome::Cancelled).unwrap();
+        s.settle_cancel("forbidden", Outcome::NotJobOwner).unwrap();
+        s.settle_cancel("gone", Outcome::NotFound).unwrap();
+        s.settle_cancel("busy", Outcome::Failed).unwrap();
+        s.settle_cancel("done", Outcome::Cancelled).unwrap();
+        s.settle_cancel("never-recorded", Outcome::Cancelled)
+            .unwrap();
+        let ok = s.job("ok").unwrap();
+        assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
+        assert_eq!(s.job("forbidden"), None);
+        assert_eq!(shared.value(&job_key("forbidden")), None);
+        assert_eq!(s.job("gone"), None);
+        assert_eq!(s.job("busy").unwrap().status, JobStatus::Running);
+        assert_eq!(
+            s.job("done").unwrap().status,
+            JobStatus::Done,
+            "terminal stays"
+        );
+        assert_eq!(s.job("never-recorded"), None);
+        assert_eq!(
+            s.check_cancel("ok").refusal(),
+            Some(CancelRefusal::AlreadyFinished)
+        );
     }
 
     /// Storage whose writes fail: errors come back as values.

@@ -1,0 +1,298 @@
+//! One cancel, from the local check to the last answer: what to do next after each step, and
+//! the outcome the app is given. The browser shell only sends requests and waits; every
+//! decision is made here, natively testable with an injected clock and random source.
+
+use serde::Serialize;
+
+use super::cancel::{CancelCheck, CancelRefusal};
+use super::random::Random;
+use super::response::{classify, network_failure, Classification, Outcome};
+use super::retry::RetryPolicy;
+
+/// The result of `cancel`, ready to show: it never rejects.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelOutcome {
+    pub outcome: Outcome,
+    pub job_id: String,
+    pub message: String,
+    pub retryable: bool,
+    pub http_status: Option<u16>,
+    /// Requests sent; 0 when decided locally.
+    pub attempts: u32,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "refusal_str"
+    )]
+    pub reason: Option<CancelRefusal>,
+}
+
+fn refusal_str<S: serde::Serializer>(
+    reason: &Option<CancelRefusal>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match reason {
+        Some(r) => serializer.serialize_str(r.as_str()),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// What one answer to a cancel request was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The server answered with this status (and maybe a `Retry-After` header).
+    Status {
+        status: u16,
+        retry_after: Option<String>,
+    },
+    /// No answer: the request failed on the way.
+    NetworkError,
+}
+
+/// What the shell does next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Wait this many milliseconds, check again, then send the next request.
+    Wait(u64),
+    /// Done: give the app this outcome.
+    Finish(CancelOutcome),
+}
+
+/// The state of one cancel: which job, the retry policy, how many requests went out.
+#[derive(Clone, Debug)]
+pub struct CancelFlow {
+    job_id: String,
+    policy: RetryPolicy,
+    sent: u32,
+}
+
+impl CancelFlow {
+    pub fn new(job_id: &str, policy: RetryPolicy) -> Self {
+        Self {
+            job_id: job_id.to_owned(),
+            policy,
+            sent: 0,
+        }
+    }
+
+    pub fn sent(&self) -> u32 {
+        self.sent
+    }
+
+    /// Counts a request as sent; call just before sending it.
+    pub fn sending(&mut self) {
+        self.sent = self.sent.saturating_add(1);
+    }
+
+    /// The outcome of a local check that refused: `not_job_owner` for a record of another
+    /// owner, `refused` with the reason otherwise. `None` when the check allows the cancel.
+    pub fn refusal(&self, check: &CancelCheck) -> Option<CancelOutcome> {
+        let CancelCheck::Refused { reason, message } = check else {
+            return None;
+        };
+        let (outcome, reason) = match reason {
+            CancelRefusal::NotJobOwner => (Outcome::NotJobOwner, None),
+            other => (Outcome::Refused, Some(*other)),
+        };
+        Some(CancelOutcome {
+            outcome,
+            job_id: self.job_id.clone(),
+            message: message.clone(),
+            retryable: false,
+            http_status: None,
+            attempts: self.sent,
+            reason,
+        })
+    }
+
+    /// The outcome when the app's signal or a logout ended the cancel.
+    pub fn aborted(&self) -> CancelOutcome {
+        CancelOutcome {
+            outcome: Outcome::Aborted,
+            job_id: self.job_id.clone(),
+            message: "Cancel aborted before the server answered".to_owned(),
+            retryable: false,
+            http_status: None,
+            attempts: self.sent,
+            reason: None,
+        }
+    }
+
+    /// Decides what follows an answer: finish, or wait and retry a transient failure while
+    /// attempts remain. A 403 finishes at once: it is never retried.
+    pub fn after(&mut self, answer: &Answer, now_ms: u64, random: &mut dyn Random) -> Step {
+        let (
+            Classification {
+                outcome,
+                message,
+                retryable,
+            },
+            status,
+            retry_after,
+        ) = match answer {
+            Answer::Status {
+                status,
+                retry_after,
+            } => (classify(*status), Some(*status), retry_after.as_deref()),
+            Answer::NetworkError => (network_failure(), None, None),
+        };
+        if retryable && self.sent < self.policy.attempts {
+            return Step::Wait(self.policy.delay_ms(self.sent, retry_after, now_ms, random));
+        }
+        Step::Finish(CancelOutcome {
+            outcome,
+            job_id: self.job_id.clone(),
+            message,
+            retryable,
+            http_status: status,
+            attempts: self.sent,
+            reason: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::random::SequenceRandom;
+
+    fn status(s: u16) -> Answer {
+        Answer::Status {
+            status: s,
+            retry_after: None,
+        }
+    }
+
+    /// Runs a flow against scripted answers; returns the waits and the outcome.
+    fn run(policy: RetryPolicy, answers: &[Answer]) -> (Vec<u64>, CancelOutcome) {
+        let mut flow = CancelFlow::new("job-1", policy);
+        let mut random = SequenceRandom::new(vec![0.5]);
+        let mut waits = Vec::new();
+        for answer in answers {
+            flow.sending();
+            match flow.after(answer, 0, &mut random) {
+                Step::Wait(ms) => waits.push(ms),
+                Step::Finish(outcome) => return (waits, outcome),
+            }
+        }
+        panic!("the flow wanted more answers than scripted: {waits:?}");
+    }
+
+    #[test]
+    fn cancelled_on_the_first_answer() {
+        let (waits, out) = run(RetryPolicy::default(), &[status(200)]);
+        assert!(waits.is_empty());
+        assert_eq!(out.outcome, Outcome::Cancelled);
+        assert_eq!(
+            (out.attempts, out.http_status, out.retryable),
+            (1, Some(200), false)
+        );
+    }
+
+    #[test]
+    fn forbidden_is_never_retried() {
+        let policy = RetryPolicy {
+            attempts: 10,
+            ..RetryPolicy::default()
+        };
+        let (waits, out) = run(policy, &[status(403)]);
+        assert!(waits.is_empty());
+        assert_eq!(out.outcome, Outcome::NotJobOwner);
+        assert_eq!(out.attempts, 1);
+        assert!(!out.retryable);
+        assert!(out.message.starts_with("Not job owner"));
+    }
+
+    #[test]
+    fn not_found_and_unauthenticated_are_final() {
+        for (s, outcome) in [
+            (404, Outcome::NotFound),
+            (401, Outcome::Unauthenticated),
+            (400, Outcome::Failed),
+        ] {
+            let (waits, out) = run(RetryPolicy::default(), &[status(s)]);
+            assert!(waits.is_empty(), "{s}");
+            assert_eq!((out.outcome, out.attempts), (outcome, 1));
+        }
+    }
+
+    #[test]
+    fn transient_failures_retry_with_backoff_then_succeed() {
+        let (waits, out) = run(
+            RetryPolicy::default(),
+            &[status(503), status(503), status(200)],
+        );
+        // Full jitter at 0.5: half of 200, then half of 400.
+        assert_eq!(waits, [100, 200]);
+        assert_eq!(out.outcome, Outcome::Cancelled);
+        assert_eq!(out.attempts, 3);
+    }
+
+    #[test]
+    fn retries_run_out_as_a_retryable_failure() {
+        let (waits, out) = run(
+            RetryPolicy::default(),
+            &[Answer::NetworkError, status(502), status(504)],
+        );
+        assert_eq!(waits.len(), 2);
+        assert_eq!(out.outcome, Outcome::Failed);
+        assert_eq!(
+            (out.attempts, out.http_status, out.retryable),
+            (3, Some(504), true)
+        );
+        let (_, out) = run(
+            RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::default()
+            },
+            &[Answer::NetworkError],
+        );
+        assert_eq!(
+            (out.outcome, out.attempts, out.http_status),
+            (Outcome::Failed, 1, None)
+        );
+        assert!(out.retryable);
+    }
+
+    #[test]
+    fn retry_after_sets_the_wait() {
+        let answers = [
+            Answer::Status {
+                status: 429,
+                retry_after: Some("1".into()),
+            },
+            status(200),
+        ];
+        let (waits, out) = run(RetryPolicy::default(), &answers);
+        assert_eq!(waits, [1000]);
+        assert_eq!(out.attempts, 2);
+    }
+
+    #[test]
+    fn local_refusals_become_outcomes_without_requests() {
+        let flow = CancelFlow::new("j", RetryPolicy::default());
+        let owner = CancelCheck::Refused {
+            reason: CancelRefusal::NotJobOwner,
+            message: "Not job owner: x".into(),
+        };
+        let out = flow.refusal(&owner).unwrap();
+        assert_eq!(
+            (out.outcome, out.attempts, out.reason),
+            (Outcome::NotJobOwner, 0, None)
+        );
+        let unknown = CancelCheck::Refused {
+            reason: CancelRefusal::UnknownJob,
+            message: "Unknown job j".into(),
+        };
+        let out = flow.refusal(&unknown).unwrap();
+        assert_eq!(out.outcome, Outcome::Refused);
+        assert_eq!(out.reason, Some(CancelRefusal::UnknownJob));
+        let v = serde_json::to_value(&out).unwrap();
+        assert_eq!(v["reason"], "unknown_job");
+        assert_eq!(v["jobId"], "j");
+        assert_eq!(v["httpStatus"], serde_json::Value::Null);
+        let aborted = serde_json::to_value(flow.aborted()).unwrap();
+        assert_eq!(aborted["outcome"], "aborted");
+        assert!(aborted.get("reason").is_none());
+    }
+}

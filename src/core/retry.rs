@@ -1,0 +1,232 @@
+//! The retry schedule for transient cancel failures: exponential backoff with full jitter,
+//! overridden by the server's `Retry-After` (seconds or an HTTP date), capped at the maximum.
+
+use super::random::Random;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Requests in all, the first included (at least 1).
+    pub attempts: u32,
+    pub base_delay_ms: u64,
+    pub max_delay_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 3,
+            base_delay_ms: 200,
+            max_delay_ms: 5000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before request number `sent + 1`, after `sent` requests (`sent >= 1`):
+    /// `Retry-After` when the server gave one, else a uniformly random time up to
+    /// `base * 2^(sent-1)` ("full jitter"); both capped at `max_delay_ms`.
+    pub fn delay_ms(
+        &self,
+        sent: u32,
+        retry_after: Option<&str>,
+        now_ms: u64,
+        random: &mut dyn Random,
+    ) -> u64 {
+        if let Some(wait) = retry_after.and_then(|h| parse_retry_after(h, now_ms)) {
+            return wait.min(self.max_delay_ms);
+        }
+        let exponent = sent.saturating_sub(1).min(32);
+        let ceiling = self
+            .base_delay_ms
+            .saturating_mul(1u64 << exponent)
+            .min(self.max_delay_ms);
+        let fraction = random.next_f64();
+        let fraction = if (0.0..1.0).contains(&fraction) {
+            fraction
+        } else {
+            0.0
+        };
+        (ceiling as f64 * fraction) as u64
+    }
+}
+
+/// `Retry-After` as milliseconds from `now_ms`: delay-seconds (`120`) or an HTTP date
+/// (`Wed, 21 Oct 2015 07:28:00 GMT`; also the obsolete RFC 850 and asctime forms). A date in
+/// the past is 0. Anything unreadable is `None`.
+pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds: u64 = value.parse().ok()?;
+        return Some(seconds.saturating_mul(1000));
+    }
+    let at = parse_http_date(value)?;
+    Some(at.saturating_sub(now_ms))
+}
+
+/// An HTTP date (RFC 9110 §5.6.7) as milliseconds since the epoch.
+pub fn parse_http_date(value: &str) -> Option<u64> {
+    let parts: Vec<&str> = value.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT  -> [Sun, 06, Nov, 1994, 08:49:37, GMT]
+    // RFC 850:     Sunday, 06-Nov-94 08:49:37 GMT -> [Sunday, 06-Nov-94, 08:49:37, GMT]
+    // asctime:     Sun Nov  6 08:49:37 1994       -> [Sun, Nov, 6, 08:49:37, 1994]
+    let (day, month, year, time) = match parts.as_slice() {
+        [_, day, month, year, time, "GMT"] => (*day, *month, year.parse().ok()?, *time),
+        [_, date, time, "GMT"] => {
+            let mut it = date.split('-');
+            let (day, month, yy) = (it.next()?, it.next()?, it.next()?);
+            if it.next().is_some() {
+                return None;
+            }
+            let yy: i64 = yy.parse().ok()?;
+            // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
+            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+            (day, month, year, *time)
+        }
+        [_, month, day, time, year] => (*day, *month, year.parse().ok()?, *time),
+        _ => return None,
+    };
+    let day: i64 = day.parse().ok()?;
+    let month = month_number(month)?;
+    let mut hms = time.split(':');
+    let (h, m, s) = (hms.next()?, hms.next()?, hms.next()?);
+    if hms.next().is_some() {
+        return None;
+    }
+    let (h, m, s): (i64, i64, i64) = (h.parse().ok()?, m.parse().ok()?, s.parse().ok()?);
+    if !(1..=31).contains(&day)
+        || !(0..24).contains(&h)
+        || !(0..60).contains(&m)
+        || !(0..61).contains(&s)
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day)?;
+    let seconds = days
+        .checked_mul(86_400)?
+        .checked_add(h * 3600 + m * 60 + s)?;
+    u64::try_from(seconds).ok()?.checked_mul(1000)
+}
+
+fn month_number(name: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    MONTHS
+        .iter()
+        .position(|m| *m == name)
+        .and_then(|i| i64::try_from(i + 1).ok())
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::random::SequenceRandom;
+
+    #[test]
+    fn http_dates_in_all_three_forms() {
+        // 784111777 s: the RFC's own example, Sun, 06 Nov 1994 08:49:37 GMT.
+        let expected = Some(784_111_777_000);
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), expected);
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), expected);
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), expected);
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
+            Some(1_835_481_599_000)
+        );
+        for bad in [
+            "",
+            "tomorrow",
+            "Sun, 06 Nov 1994 08:49:37 PST",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun, 06 Nov 1994 08:49:37:01 GMT",
+            "Sun, 06 Nov -5 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn retry_after_seconds_or_date() {
+        let now = 784_111_777_000;
+        assert_eq!(parse_retry_after("120", now), Some(120_000));
+        assert_eq!(parse_retry_after(" 0 ", now), Some(0));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:40 GMT", now),
+            Some(3000)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:30 GMT", now),
+            Some(0),
+            "a date in the past"
+        );
+        assert_eq!(parse_retry_after("-1", now), None);
+        assert_eq!(parse_retry_after("1.5", now), None);
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(
+            parse_retry_after("99999999999999999999999", now),
+            None,
+            "overflow"
+        );
+    }
+
+    #[test]
+    fn full_jitter_grows_exponentially_up_to_the_cap() {
+        let policy = RetryPolicy {
+            attempts: 10,
+            base_delay_ms: 200,
+            max_delay_ms: 5000,
+        };
+        // Just below 1: the ceiling of each step.
+        let mut top = SequenceRandom::new(vec![0.999_999]);
+        let ceilings: Vec<u64> = (1..=7)
+            .map(|sent| policy.delay_ms(sent, None, 0, &mut top))
+            .collect();
+        assert_eq!(ceilings, [199, 399, 799, 1599, 3199, 4999, 4999]);
+        let mut half = SequenceRandom::new(vec![0.5]);
+        assert_eq!(policy.delay_ms(1, None, 0, &mut half), 100);
+        assert_eq!(policy.delay_ms(3, None, 0, &mut half), 400);
+        let mut zero = SequenceRandom::new(vec![0.0]);
+        assert_eq!(policy.delay_ms(2, None, 0, &mut zero), 0);
+        // A broken random source cannot push the delay past the ceiling.
+        let mut broken = SequenceRandom::new(vec![7.0, f64::NAN, -1.0]);
+        for _ in 0..3 {
+            assert_eq!(policy.delay_ms(1, None, 0, &mut broken), 0);
+        }
+        assert!(policy.delay_ms(u32::MAX, None, 0, &mut top) <= 5000);
+    }
+
+    #[test]
+    fn retry_after_wins_but_is_capped() {
+        let policy = RetryPolicy::default();
+        let mut r = SequenceRandom::new(vec![0.5]);
+        assert_eq!(policy.delay_ms(1, Some("2"), 0, &mut r), 2000);
+        assert_eq!(policy.delay_ms(1, Some("3600"), 0, &mut r), 5000);
+        assert_eq!(
+            policy.delay_ms(1, Some("Thu, 01 Jan 1970 00:00:01 GMT"), 0, &mut r),
+            1000
+        );
+        assert_eq!(
+            policy.delay_ms(1, Some("garbage"), 0, &mut r),
+            100,
+            "unreadable: backoff"
+        );
+    }
+}
