@@ -1,25 +1,44 @@
 //! `JobGuard`, the class the package exports. Each method converts its JS arguments into core
 //! values, calls the [`JobStore`], and converts the answer (or the error, once) back.
+//!
+//! The state lives behind `Rc<RefCell<_>>` so that `cancel` can run after the call that
+//! started it returns; every borrow is short and none is held while JS code runs.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, AbortSignal};
 
+use super::cancel;
 use super::clock::DateClock;
 use super::error::to_js_error;
 use super::storage::LocalStorage;
 use crate::core::error::GuardError;
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
+use crate::core::response::classify;
 use crate::core::session::Session;
 use crate::core::storage::{KeyValue, MemoryStorage};
 use crate::core::store::JobStore;
 
 type Store = JobStore<Box<dyn KeyValue>, DateClock>;
 
+/// The guard's state, shared with the cancels it has running.
+pub struct Inner {
+    pub store: Store,
+    pub options: GuardOptions,
+    /// The app's `fetch` option; `None` means `globalThis.fetch` at call time.
+    pub fetch: Option<js_sys::Function>,
+    /// Aborted by `logout()`, which ends every cancel in flight; then replaced.
+    pub logout: Option<AbortController>,
+}
+
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]
 pub struct JobGuard {
-    store: Store,
+    inner: Rc<RefCell<Inner>>,
 }
 
 #[derive(Serialize)]
@@ -54,6 +73,44 @@ fn guarded<T>(result: Result<T, GuardError>) -> Result<T, JsValue> {
     result.map_err(|e| to_js_error(&e))
 }
 
+/// Splits the constructor's options into the `fetch` function and the JSON-able rest.
+fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
+    let invalid = |m: &str| to_js_error(&GuardError::InvalidOptions(m.to_owned()));
+    if !options.is_object() {
+        let value = json_from_js(options, GuardError::InvalidOptions)?;
+        return Ok((guarded(GuardOptions::from_json(&value))?, None));
+    }
+    let fetch = js_sys::Reflect::get(options, &JsValue::from_str("fetch"))
+        .map_err(|_| invalid("cannot read `fetch`"))?;
+    let fetch = if fetch.is_undefined() || fetch.is_null() {
+        None
+    } else {
+        Some(
+            fetch
+                .dyn_into::<js_sys::Function>()
+                .map_err(|_| invalid("`fetch` must be a function like window.fetch"))?,
+        )
+    };
+    // A shallow copy without the function, for the JSON reading.
+    let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
+    let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str("fetch"));
+    let value = json_from_js(&rest, GuardError::InvalidOptions)?;
+    Ok((guarded(GuardOptions::from_json(&value))?, fetch))
+}
+
+impl JobGuard {
+    /// Runs `f` on the state. A re-entrant call (JS calling the guard from inside a guard
+    /// call) is an error, never a panic.
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, JsValue>) -> Result<T, JsValue> {
+        let mut inner = self.inner.try_borrow_mut().map_err(|_| {
+            to_js_error(&GuardError::Internal(
+                "the guard was called from inside one of its own calls".to_owned(),
+            ))
+        })?;
+        f(&mut inner)
+    }
+}
+
 #[wasm_bindgen]
 impl JobGuard {
     /// Creates a guard. Throws a `GuardError` (`invalid_options`) for bad options, or
@@ -63,8 +120,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "GuardOptions")] options: JsValue,
     ) -> Result<JobGuard, JsValue> {
         // `undefined` and `null` read as JSON null: all defaults.
-        let value = json_from_js(&options, GuardError::InvalidOptions)?;
-        let options = guarded(GuardOptions::from_json(&value))?;
+        let (options, fetch) = read_options(&options)?;
         let storage: Box<dyn KeyValue> = match options.storage {
             StorageKind::Memory => Box::new(MemoryStorage::new()),
             StorageKind::Local => {
@@ -72,7 +128,12 @@ impl JobGuard {
             }
         };
         Ok(JobGuard {
-            store: JobStore::new(storage, DateClock, &options),
+            inner: Rc::new(RefCell::new(Inner {
+                store: JobStore::new(storage, DateClock, &options),
+                options,
+                fetch,
+                logout: AbortController::new().ok(),
+            })),
         })
     }
 
@@ -80,26 +141,36 @@ impl JobGuard {
     /// first. Returns how many records were removed.
     #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
     pub fn login(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&session, GuardError::InvalidSession)?;
         let session = guarded(Session::from_login(&value))?;
-        let purged = guarded(self.store.login(session))?;
+        let purged = self.with(|g| guarded(g.store.login(session)))?;
         to_js(&PurgeResult { purged })
     }
 
-    /// Removes every key of the namespace and Superset's `last_async_event_id`.
+    /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
+    /// cancel in flight as `aborted`.
     #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
-    pub fn logout(&mut self) -> Result<JsValue, JsValue> {
-        let purged = guarded(self.store.logout())?;
-        to_js(&PurgeResult { purged })
+    pub fn logout(&self) -> Result<JsValue, JsValue> {
+        let (purged, in_flight) = self.with(|g| {
+            let in_flight = std::mem::replace(&mut g.logout, AbortController::new().ok());
+            Ok((g.store.logout(), in_flight))
+        })?;
+        // Abort outside the borrow: abort listeners run synchronously.
+        if let Some(controller) = in_flight {
+            controller.abort();
+        }
+        to_js(&PurgeResult {
+            purged: guarded(purged)?,
+        })
     }
 
     /// The stored session (shared by the origin's tabs), or `null`.
     #[wasm_bindgen(getter, unchecked_return_type = "SessionInfo | null")]
-    pub fn session(&mut self) -> Result<JsValue, JsValue> {
-        let session = self.store.session();
+    pub fn session(&self) -> Result<JsValue, JsValue> {
+        let session = self.with(|g| Ok(g.store.session()))?;
         to_js(&session.as_ref().map(|s| SessionInfo {
             user_id: s.user_id.as_deref(),
             channel_id: s.channel_id.as_deref(),
@@ -110,12 +181,12 @@ impl JobGuard {
     /// `no_session` or `not_job_owner`.
     #[wasm_bindgen(js_name = recordJob, unchecked_return_type = "JobRecord")]
     pub fn record_job(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&meta, GuardError::InvalidJob)?;
         let meta = guarded(JobMetadata::from_json(&value))?;
-        let record = guarded(self.store.record_job(meta))?;
+        let record = self.with(|g| guarded(g.store.record_job(meta)))?;
         to_js(&record)
     }
 
@@ -123,40 +194,70 @@ impl JobGuard {
     /// the session's. Throws `invalid_job` for a malformed event.
     #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "JobRecord | null")]
     pub fn apply_event(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&event, GuardError::InvalidJob)?;
         let event = guarded(JobMetadata::from_json(&value))?;
-        let record = guarded(self.store.apply_event(event))?;
+        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
         to_js(&record)
     }
 
     /// The session's record of a job, or `null`.
     #[wasm_bindgen(unchecked_return_type = "JobRecord | null")]
     pub fn job(
-        &mut self,
+        &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let record = job_id.as_string().and_then(|id| self.store.job(&id));
+        let record = match job_id.as_string() {
+            Some(id) => self.with(|g| Ok(g.store.job(&id)))?,
+            None => None,
+        };
         to_js(&record)
     }
 
     /// The session's records, oldest first.
     #[wasm_bindgen(unchecked_return_type = "JobRecord[]")]
-    pub fn jobs(&mut self) -> Result<JsValue, JsValue> {
-        to_js(&self.store.jobs())
+    pub fn jobs(&self) -> Result<JsValue, JsValue> {
+        let records = self.with(|g| Ok(g.store.jobs()))?;
+        to_js(&records)
     }
 
     /// May this session cancel the job? Decided locally; nothing is sent.
     #[wasm_bindgen(js_name = checkCancel, unchecked_return_type = "CancelCheck")]
     pub fn check_cancel(
-        &mut self,
+        &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         // A non-string id cannot name a stored job: it is an unknown job.
         let job_id = job_id.as_string().unwrap_or_default();
-        to_js(&self.store.check_cancel(&job_id))
+        let check = self.with(|g| Ok(g.store.check_cancel(&job_id)))?;
+        to_js(&check)
+    }
+
+    /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then
+    /// POSTs to the cancel endpoint, retrying transient failures. Never rejects: every path
+    /// resolves to a `CancelOutcome`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CancelOutcome>")]
+    pub fn cancel(
+        &self,
+        #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CancelOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        let job_id = job_id.as_string().unwrap_or_default();
+        let signal = if options.is_object() {
+            js_sys::Reflect::get(&options, &JsValue::from_str("signal"))
+                .ok()
+                .and_then(|s| s.dyn_into::<AbortSignal>().ok())
+        } else {
+            None
+        };
+        let inner = Rc::clone(&self.inner);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let outcome = cancel::run(inner, job_id, signal).await;
+            // Resolve even in the unexpected case that the outcome cannot be converted.
+            Ok(to_js(&outcome).unwrap_or_else(|e| e))
+        })
     }
 }
 
@@ -164,4 +265,21 @@ impl JobGuard {
 #[wasm_bindgen(js_name = isGuardError, unchecked_return_type = "error is GuardError")]
 pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &JsValue) -> bool {
     super::error::is_guard_error(error)
+}
+
+/// What an HTTP status from the cancel endpoint means: the same table `cancel` uses, for apps
+/// that send the request through their own client.
+#[wasm_bindgen(
+    js_name = classifyCancelResponse,
+    unchecked_return_type = "CancelClassification"
+)]
+pub fn classify_cancel_response(
+    #[wasm_bindgen(js_name = httpStatus)] http_status: f64,
+) -> Result<JsValue, JsValue> {
+    let status = if http_status.fract() == 0.0 && (0.0..=999.0).contains(&http_status) {
+        http_status as u16
+    } else {
+        0
+    };
+    to_js(&classify(status))
 }

@@ -3,14 +3,18 @@
 //! - `storage`: [`KeyValue`](crate::core::storage::KeyValue) on `window.localStorage`
 //!   (`web_sys::Storage`), every failure a value
 //! - `clock`: `Date.now()`
-//! - `guard`: the exported `JobGuard` class
+//! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
+//! - `cancel`: the cancel request over `fetch`, with retries and aborts
+//! - `random`: `Math.random()`
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //! - `types`: the TypeScript types the package ships
 
+mod cancel;
 mod clock;
 mod error;
 mod guard;
+mod random;
 mod storage;
 mod types;
 
-pub use guard::{is_guard_error, JobGuard};
+pub use guard::{classify_cancel_response, is_guard_error, JobGuard};

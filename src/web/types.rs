@@ -57,6 +57,53 @@ export interface GuardOptions {
   maxJobs?: number;
   /** `"local"` (default): shared by the origin's tabs. `"memory"`: this guard only. */
   storage?: "local" | "memory";
+  /** The cancel endpoint; `{job_id}` becomes the URL-encoded job id. Default `"/api/v1/async_event/{job_id}/cancel"`. */
+  cancelUrl?: string;
+  /** Extra headers for the cancel request, e.g. `{ "X-CSRFToken": token }` for real Superset. */
+  headers?: Record<string, string>;
+  /** Retries of transient failures. `attempts` counts every request, the first included. Defaults 3, 200, 5000. */
+  retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** The fetch to send the cancel with. Default: the page's `fetch` at call time. */
+  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+}
+
+export interface CancelOptions {
+  /** Aborting it ends the cancel as `aborted`; no further request is sent. */
+  signal?: AbortSignal;
+}
+
+/** How a cancel ended. */
+export type CancelOutcomeKind =
+  | "cancelled"
+  | "not_job_owner"
+  | "not_found"
+  | "unauthenticated"
+  | "refused"
+  | "failed"
+  | "aborted";
+
+/** The result of `cancel`: it never rejects. */
+export type CancelOutcome = {
+  outcome: CancelOutcomeKind;
+  jobId: string;
+  /** Ready to show to a person. */
+  message: string;
+  /** Whether trying again later could succeed. */
+  retryable: boolean;
+  /** The last HTTP status, or `null` when no answer came (or nothing was sent). */
+  httpStatus: number | null;
+  /** Requests sent; 0 when decided locally. */
+  attempts: number;
+} & (
+  | { outcome: "refused"; reason: "no_session" | "unknown_job" | "already_finished" }
+  | { outcome: Exclude<CancelOutcomeKind, "refused">; reason?: undefined }
+);
+
+/** What one HTTP status of the cancel endpoint means (`classifyCancelResponse`). */
+export interface CancelClassification {
+  outcome: CancelOutcomeKind;
+  message: string;
+  retryable: boolean;
 }
 
 /** Who signed in. `userId` is `null` for guests (embedded dashboards) and anonymous users. */

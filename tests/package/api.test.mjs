@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 
-import init, { JobGuard, isGuardError } from "superset-job-guard";
+import init, { JobGuard, classifyCancelResponse, isGuardError } from "superset-job-guard";
 
 const wasm = await readFile(new URL("../../pkg/superset_job_guard_bg.wasm", import.meta.url));
 await init({ module_or_path: wasm });
@@ -118,4 +118,53 @@ test("the module keeps working after every error (no panic poisons it)", () => {
   const rec = guard.recordJob({ ...created, user_id: null, channel_id: "guest-abc" });
   assert.equal(rec.user_id, null);
   assert.equal(guard.checkCancel(rec.job_id).allowed, true);
+});
+
+test("cancel sends one POST through the app's fetch and resolves to an outcome", async () => {
+  const calls = [];
+  const answers = [503, 200];
+  const guard = new JobGuard({
+    storage: "memory",
+    headers: { "X-CSRFToken": "csrf" },
+    retry: { baseDelayMs: 1 },
+    fetch: async (url, init) => {
+      calls.push({ url, init });
+      return new Response(null, { status: answers.shift() ?? 500 });
+    },
+  });
+  guard.login({ userId: 1 });
+  guard.recordJob(created);
+
+  const outcome = await guard.cancel(created.job_id);
+  assert.deepEqual(outcome, {
+    outcome: "cancelled",
+    jobId: created.job_id,
+    message: "Job cancelled",
+    retryable: false,
+    httpStatus: 200,
+    attempts: 2,
+  });
+  assert.equal(calls.length, 2);
+  assert.equal(calls[0].url, `/api/v1/async_event/${created.job_id}/cancel`);
+  assert.equal(calls[0].init.method, "POST");
+  assert.equal(calls[0].init.credentials, "same-origin");
+  assert.deepEqual(calls[0].init.headers, { "X-CSRFToken": "csrf" });
+  assert.equal(guard.job(created.job_id).status, "cancelled");
+
+  // Another user's job id: decided locally, nothing sent.
+  const refused = await guard.cancel("10a0bd9a-0000-4737-9345-f4234ba86512");
+  assert.equal(refused.outcome, "refused");
+  assert.equal(refused.reason, "unknown_job");
+  assert.equal(refused.attempts, 0);
+  assert.equal(calls.length, 2);
+});
+
+test("classifyCancelResponse is the cancel table as a pure function", () => {
+  assert.deepEqual(
+    [200, 401, 403, 404, 429, 503, 418].map((s) => classifyCancelResponse(s).outcome),
+    ["cancelled", "unauthenticated", "not_job_owner", "not_found", "failed", "failed", "failed"],
+  );
+  assert.equal(classifyCancelResponse(403).retryable, false);
+  assert.match(classifyCancelResponse(403).message, /^Not job owner/);
+  assert.equal(classifyCancelResponse(503).retryable, true);
 });

@@ -2,9 +2,11 @@
 // usage and reject misuse (each @ts-expect-error line fails the build if it ever compiles).
 import init, {
   JobGuard,
+  classifyCancelResponse,
   isGuardError,
   type AsyncEvent,
   type CancelCheck,
+  type CancelOutcome,
   type JobMetadata,
   type JobRecord,
   type SessionInfo,
@@ -50,6 +52,31 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
     }
   }
 
+  const withHttp = new JobGuard({
+    cancelUrl: "/superset/api/v1/async_event/{job_id}/cancel",
+    headers: { "X-CSRFToken": "token" },
+    retry: { attempts: 4, baseDelayMs: 100, maxDelayMs: 2000 },
+    fetch: (input, init) => fetch(input, init),
+  });
+  const controller = new AbortController();
+  const outcome: CancelOutcome = await withHttp.cancel(record.job_id, { signal: controller.signal });
+  if (outcome.outcome === "refused") {
+    // Narrowed: a refusal always says why.
+    const why: "no_session" | "unknown_job" | "already_finished" = outcome.reason;
+    text += why;
+  }
+  const attempts: number = outcome.attempts;
+  const httpStatus: number | null = outcome.httpStatus;
+  const classified = classifyCancelResponse(403);
+  const retryable: boolean = classified.retryable;
+  text += `${attempts}${httpStatus}${retryable}${outcome.message}`;
+
+  // @ts-expect-error a cancelled outcome carries no refusal reason
+  const noReason: "unknown_job" = outcome.outcome === "cancelled" ? outcome.reason : "unknown_job";
+  // @ts-expect-error retry counts are numbers
+  new JobGuard({ retry: { attempts: "3" } });
+  // @ts-expect-error header values are strings
+  new JobGuard({ headers: { "X-CSRFToken": 5 } });
   // @ts-expect-error storage is "local" or "memory"
   new JobGuard({ storage: "session" });
   // @ts-expect-error options are typed, not any
@@ -69,5 +96,5 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   // @ts-expect-error a record's user_id is a string or null, never a number
   const n: number = record.user_id;
 
-  return [purged, user, status, updated, all.length, one, text, n].join();
+  return [purged, user, status, updated, all.length, one, text, n, noReason].join();
 }

@@ -1,0 +1,492 @@
+//! Browser tests of `JobGuard.cancel` over an injected `fetch`, in Chromium and Firefox: which
+//! requests leave the page, how each answer ends, retries, aborts and logout.
+#![cfg(target_arch = "wasm32")]
+
+use serde_json::{json, Value};
+use superset_job_guard::web::{classify_cancel_response, JobGuard};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn js(value: Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap()
+}
+
+fn rust(value: &JsValue) -> Value {
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
+}
+
+/// A scripted fetch. Each request takes the next step: `{status, retryAfter?}`, `"network"`
+/// (rejects like a failed fetch), `"throw"` (throws synchronously) or `"hang"` (never answers
+/// until its signal aborts). It records every request in `calls`.
+struct MockFetch {
+    fetch: js_sys::Function,
+    calls: js_sys::Array,
+}
+
+const MOCK: &str = r#"
+return function fetch(url, init) {
+  calls.push({ url: String(url), method: init.method, credentials: init.credentials,
+               headers: init.headers, signal: init.signal instanceof AbortSignal });
+  const step = script.length ? script.shift() : { status: 200 };
+  if (step === "throw") throw new TypeError("fetch exploded");
+  if (step === "network") return Promise.reject(new TypeError("Failed to fetch"));
+  if (step === "hang") return new Promise((_, reject) => init.signal.addEventListener("abort",
+      () => reject(new DOMException("The operation was aborted.", "AbortError"))));
+  const headers = step.retryAfter ? { "Retry-After": step.retryAfter } : {};
+  return Promise.resolve(new Response(null, { status: step.status, headers }));
+};
+"#;
+
+impl MockFetch {
+    fn new(script: Value) -> Self {
+        let calls = js_sys::Array::new();
+        let factory = js_sys::Function::new_with_args("script, calls", MOCK);
+        let fetch = factory
+            .call2(&JsValue::NULL, &js(script), &calls)
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        Self { fetch, calls }
+    }
+
+    fn calls(&self) -> Vec<Value> {
+        self.calls.iter().map(|c| rust(&c)).collect()
+    }
+}
+
+fn storage() -> web_sys::Storage {
+    web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+fn clear(ns: &str) {
+    let store = storage();
+    let keys: Vec<String> = (0..store.length().unwrap())
+        .filter_map(|i| store.key(i).unwrap())
+        .filter(|k| k.starts_with(&format!("{ns}:")))
+        .collect();
+    for k in keys {
+        store.remove_item(&k).unwrap();
+    }
+}
+
+/// A guard signed in as user 1 with a running job `job-1`, sending through `mock`.
+fn guard(ns: &str, mock: &MockFetch, extra: Value) -> JobGuard {
+    clear(ns);
+    let options = js(json!({ "namespace": ns, "retry": {"baseDelayMs": 1, "maxDelayMs": 5} }));
+    let extra = js(extra);
+    js_sys::Object::assign(
+        options.unchecked_ref::<js_sys::Object>(),
+        extra.unchecked_ref::<js_sys::Object>(),
+    );
+    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(js(
+        json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+        "status": "running", "errors": [], "result_url": null}),
+    ))
+    .unwrap();
+    g
+}
+
+async fn cancel(g: &JobGuard, job_id: &str) -> Value {
+    rust(
+        &JsFuture::from(g.cancel(JsValue::from_str(job_id), JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    )
+}
+
+async fn cancel_with_signal(g: &JobGuard, job_id: &str, signal: &web_sys::AbortSignal) -> Value {
+    let options = js_sys::Object::new();
+    js_sys::Reflect::set(&options, &"signal".into(), signal).unwrap();
+    rust(
+        &JsFuture::from(g.cancel(JsValue::from_str(job_id), options.into()))
+            .await
+            .unwrap(),
+    )
+}
+
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    JsFuture::from(promise).await.unwrap();
+}
+
+fn status_of(g: &JobGuard, job_id: &str) -> Value {
+    rust(&g.job(JsValue::from_str(job_id)).unwrap())
+        .get("status")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[wasm_bindgen_test]
+async fn a_happy_cancel_posts_once_and_marks_the_record_cancelled() {
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    let g = guard(
+        "c-happy",
+        &mock,
+        json!({ "headers": { "X-CSRFToken": "tok-123" } }),
+    );
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        out,
+        json!({"outcome": "cancelled", "jobId": "job-1", "message": "Job cancelled",
+               "retryable": false, "httpStatus": 200, "attempts": 1})
+    );
+    let calls = mock.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["url"], "/api/v1/async_event/job-1/cancel");
+    assert_eq!(calls[0]["method"], "POST");
+    assert_eq!(calls[0]["credentials"], "same-origin");
+    assert_eq!(calls[0]["headers"], json!({ "X-CSRFToken": "tok-123" }));
+    assert_eq!(calls[0]["signal"], true);
+    assert_eq!(status_of(&g, "job-1"), "cancelled");
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["reason"],
+        "already_finished"
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn forbidden_is_not_job_owner_sent_once_and_the_record_removed() {
+    let mock = MockFetch::new(json!([{ "status": 403 }, { "status": 200 }]));
+    let g = guard(
+        "c-403",
+        &mock,
+        json!({ "retry": { "attempts": 5, "baseDelayMs": 1 } }),
+    );
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "not_job_owner");
+    assert!(out["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Not job owner"));
+    assert_eq!(out["retryable"], false);
+    assert_eq!(out["httpStatus"], 403);
+    assert_eq!(out["attempts"], 1);
+    assert_eq!(mock.calls().len(), 1, "403 is never retried");
+    assert_eq!(rust(&g.job("job-1".into()).unwrap()), Value::Null);
+    // The record is gone, so a second click sends nothing.
+    let again = cancel(&g, "job-1").await;
+    assert_eq!(
+        (again["outcome"].clone(), again["reason"].clone()),
+        (json!("refused"), json!("unknown_job"))
+    );
+    assert_eq!(mock.calls().len(), 1);
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn not_found_removes_the_record_and_unauthenticated_keeps_it() {
+    let mock = MockFetch::new(json!([{ "status": 404 }]));
+    let g = guard("c-404", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("not_found"), json!(1))
+    );
+    assert_eq!(rust(&g.job("job-1".into()).unwrap()), Value::Null);
+    g.logout().unwrap();
+
+    let mock = MockFetch::new(json!([{ "status": 401 }]));
+    let g = guard("c-401", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "unauthenticated");
+    assert_eq!(out["retryable"], false);
+    assert_eq!(mock.calls().len(), 1);
+    assert_eq!(
+        status_of(&g, "job-1"),
+        "running",
+        "kept: sign in again and retry"
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn local_refusals_send_no_request() {
+    let mock = MockFetch::new(json!([]));
+    let g = guard("c-local", &mock, json!({}));
+    let unknown = cancel(&g, "someone-elses-job").await;
+    assert_eq!(
+        unknown,
+        json!({"outcome": "refused", "jobId": "someone-elses-job",
+               "message": "Unknown job someone-elses-job: it was not started in this session, or its record expired",
+               "retryable": false, "httpStatus": null, "attempts": 0, "reason": "unknown_job"})
+    );
+    // A record of another user under our namespace.
+    let now = js_sys::Date::now();
+    let forged = json!({"channel_id": "chan-1", "job_id": "x", "user_id": "2", "status": "running",
+        "errors": [], "result_url": null, "created_at": now, "updated_at": now});
+    storage()
+        .set_item("c-local:v1:job:x", &forged.to_string())
+        .unwrap();
+    let owner = cancel(&g, "x").await;
+    assert_eq!(owner["outcome"], "not_job_owner");
+    assert_eq!(owner["attempts"], 0);
+    assert!(owner.get("reason").is_none());
+    assert!(owner["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Not job owner"));
+    g.apply_event(js(
+        json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+        "status": "done", "errors": [], "result_url": "/r"}),
+    ))
+    .unwrap();
+    assert_eq!(cancel(&g, "job-1").await["reason"], "already_finished");
+    g.logout().unwrap();
+    assert_eq!(cancel(&g, "job-1").await["reason"], "no_session");
+    let not_a_string = JsFuture::from(g.cancel(JsValue::from_f64(5.0), JsValue::NULL)).await;
+    assert_eq!(rust(&not_a_string.unwrap())["outcome"], "refused");
+    assert!(mock.calls().is_empty(), "{:?}", mock.calls());
+}
+
+#[wasm_bindgen_test]
+async fn transient_failures_are_retried_until_success() {
+    let mock = MockFetch::new(json!([{ "status": 503 }, "network", { "status": 200 }]));
+    let g = guard("c-retry", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(out["attempts"], 3);
+    assert_eq!(mock.calls().len(), 3);
+    assert_eq!(status_of(&g, "job-1"), "cancelled");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn retries_run_out_as_a_retryable_failure_and_other_statuses_are_final() {
+    for (script, attempts, status) in [
+        (
+            json!([{ "status": 502 }, { "status": 429 }, { "status": 504 }]),
+            3,
+            json!(504),
+        ),
+        (json!(["throw", "network", "network"]), 3, Value::Null),
+    ] {
+        let mock = MockFetch::new(script);
+        let g = guard("c-exhaust", &mock, json!({}));
+        let out = cancel(&g, "job-1").await;
+        assert_eq!(out["outcome"], "failed");
+        assert_eq!(out["retryable"], true);
+        assert_eq!(out["attempts"], attempts);
+        assert_eq!(out["httpStatus"], status);
+        assert_eq!(mock.calls().len(), 3);
+        assert_eq!(status_of(&g, "job-1"), "running");
+        g.logout().unwrap();
+    }
+    let mock = MockFetch::new(json!([{ "status": 400 }]));
+    let g = guard("c-400", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["retryable"].clone()),
+        (json!("failed"), json!(false))
+    );
+    assert!(out["message"].as_str().unwrap().contains("400"));
+    assert_eq!(mock.calls().len(), 1);
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_is_honoured_up_to_the_cap() {
+    // Without Retry-After the backoff would be 0 ms (base 0); with it, the cap (150 ms).
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "30" }, { "status": 200 }]));
+    let g = guard(
+        "c-retry-after",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 0, "maxDelayMs": 150 } }),
+    );
+    let started = js_sys::Date::now();
+    let out = cancel(&g, "job-1").await;
+    let waited = js_sys::Date::now() - started;
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(out["attempts"], 2);
+    assert!(waited >= 140.0, "waited {waited} ms");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
+    // Aborted before: nothing is sent.
+    let mock = MockFetch::new(json!([]));
+    let g = guard("c-abort", &mock, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    controller.abort();
+    let out = cancel_with_signal(&g, "job-1", &controller.signal()).await;
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(0))
+    );
+    assert!(mock.calls().is_empty());
+
+    // Aborted while the request is in flight.
+    let mock = MockFetch::new(json!(["hang", { "status": 200 }]));
+    let g = guard("c-abort", &mock, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let pending = g.cancel("job-1".into(), {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"signal".into(), &controller.signal()).unwrap();
+        o.into()
+    });
+    sleep(20).await;
+    controller.abort();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(1))
+    );
+    assert_eq!(mock.calls().len(), 1);
+    assert_eq!(status_of(&g, "job-1"), "running");
+
+    // Aborted while waiting to retry.
+    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    let g = guard(
+        "c-abort",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 60000, "maxDelayMs": 60000 } }),
+    );
+    let controller = web_sys::AbortController::new().unwrap();
+    let pending = g.cancel("job-1".into(), {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"signal".into(), &controller.signal()).unwrap();
+        o.into()
+    });
+    sleep(30).await;
+    controller.abort();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(1))
+    );
+    sleep(30).await;
+    assert_eq!(mock.calls().len(), 1, "no request after the abort");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn logout_ends_cancels_in_flight_or_waiting_as_aborted() {
+    let mock = MockFetch::new(json!(["hang", { "status": 200 }]));
+    let g = guard("c-logout", &mock, json!({}));
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(20).await;
+    g.logout().unwrap();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(1))
+    );
+
+    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    let g = guard(
+        "c-logout",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 60000, "maxDelayMs": 60000 } }),
+    );
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(30).await;
+    g.logout().unwrap();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(out["outcome"], "aborted");
+    assert_eq!(mock.calls().len(), 1);
+    // Signed in again (here through another guard on the same storage), the guard that
+    // logged out can cancel again: its next cancel is not born aborted.
+    let _again = guard("c-logout", &mock, json!({}));
+    assert_eq!(cancel(&g, "job-1").await["outcome"], "cancelled");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_logout_in_another_tab_stops_the_retries() {
+    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    let one = guard(
+        "c-tabs",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 100, "maxDelayMs": 100 } }),
+    );
+    let two = JobGuard::new(js(json!({ "namespace": "c-tabs" }))).unwrap();
+    let pending = one.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    two.logout().unwrap();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(out["outcome"], "refused");
+    assert_eq!(out["reason"], "no_session");
+    assert_eq!(out["attempts"], 1);
+    assert_eq!(mock.calls().len(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn the_cancel_url_template_gets_the_encoded_job_id() {
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    let g = guard(
+        "c-url",
+        &mock,
+        json!({ "cancelUrl": "/superset/api/v1/async_event/{job_id}/cancel?via=guard" }),
+    );
+    g.record_job(js(
+        json!({"channel_id": "chan-1", "job_id": "a/b c", "user_id": "1",
+        "status": "pending", "errors": [], "result_url": null}),
+    ))
+    .unwrap();
+    assert_eq!(cancel(&g, "a/b c").await["outcome"], "cancelled");
+    assert_eq!(
+        mock.calls()[0]["url"],
+        "/superset/api/v1/async_event/a%2Fb%20c/cancel?via=guard"
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn without_a_fetch_option_the_pages_fetch_is_used_at_call_time() {
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    clear("c-global");
+    let g = JobGuard::new(js(json!({ "namespace": "c-global" }))).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(js(
+        json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "running"}),
+    ))
+    .unwrap();
+    let global = js_sys::global();
+    let original = js_sys::Reflect::get(&global, &"fetch".into()).unwrap();
+    js_sys::Reflect::set(&global, &"fetch".into(), &mock.fetch).unwrap();
+    let out = cancel(&g, "j").await;
+    js_sys::Reflect::set(&global, &"fetch".into(), &original).unwrap();
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(mock.calls().len(), 1);
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn classify_cancel_response_is_the_same_table() {
+    let c = |s: f64| rust(&classify_cancel_response(s).unwrap());
+    assert_eq!(c(200.0)["outcome"], "cancelled");
+    assert_eq!(
+        c(403.0),
+        json!({"outcome": "not_job_owner", "retryable": false,
+               "message": "Not job owner: the server says this job was started by another user or in another session, so it cannot be cancelled from here"})
+    );
+    assert_eq!(c(404.0)["outcome"], "not_found");
+    assert_eq!(c(401.0)["outcome"], "unauthenticated");
+    assert_eq!(
+        (c(503.0)["outcome"].clone(), c(503.0)["retryable"].clone()),
+        (json!("failed"), json!(true))
+    );
+    assert_eq!(c(418.0)["retryable"], false);
+    assert_eq!(c(f64::NAN)["outcome"], "failed");
+}
+
+#[wasm_bindgen_test]
+fn a_fetch_option_that_is_not_a_function_is_invalid() {
+    let options = js(json!({ "storage": "memory" }));
+    js_sys::Reflect::set(&options, &"fetch".into(), &"https://example.invalid".into()).unwrap();
+    let err = JobGuard::new(options).err().unwrap();
+    let code = js_sys::Reflect::get(&err, &"code".into()).unwrap();
+    assert_eq!(code.as_string().as_deref(), Some("invalid_options"));
+}
