@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm test: native core tests, browser tests in Chromium and Firefox, then the built package
-# (Node API tests, TypeScript types, the demo page in Chromium). Ends with one count line.
+# (Node API tests, TypeScript types), the reference server, and the dashboard end to end. Ends with one count line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -29,7 +29,10 @@ step "TypeScript types (tsc --strict)"
 npx tsc -p tests/types
 echo "types: ok"
 
-step "demo page in Chromium (node --test, playwright-core)"
+step "reference server's own rules (node --test)"
+node --test tests/server/ 2>&1 | tee -a "$log"
+
+step "dashboard end to end in Chromium against the reference server (node --test, playwright-core)"
 node --test tests/e2e/ 2>&1 | tee -a "$log"
 
 # One line for all runners: cargo's "test result: ok. N passed; M failed" and node's

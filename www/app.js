@@ -1,96 +1,205 @@
-// The demo page: the guard in a page, with nothing but the browser. Jobs here are made up
-// (metadata shaped like Superset's 202 answer); the cancel over HTTP comes with the server.
+// The dashboard: sign in, run chart queries (Superset answers 202 with job metadata), watch
+// their status live from the async event stream, cancel them. Every job record and every
+// cancel goes through the guard.
 import init, { JobGuard, isGuardError } from "/pkg/superset_job_guard.js";
 
 await init();
-const guard = new JobGuard();
-const $ = (id) => document.getElementById(id);
 
-function show(text, kind) {
-  $("outcome").textContent = text;
-  $("outcome").className = kind;
+const $ = (id) => document.getElementById(id);
+const api = { csrf: null, guestToken: null, userName: null };
+
+/** The app's own requests: same-origin cookies, Superset's CSRF header, a guest token. */
+function headers() {
+  const h = { "content-type": "application/json" };
+  if (api.csrf) h["X-CSRFToken"] = api.csrf;
+  if (api.guestToken) h["X-GuestToken"] = api.guestToken;
+  return h;
+}
+
+const guard = new JobGuard({
+  retry: { attempts: 3, baseDelayMs: 200, maxDelayMs: 2000 },
+  // Through the app's fetch, so the cancel carries the current CSRF and guest headers.
+  fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, ...headers() } }),
+});
+// For the end-to-end tests and the curious: the guard in the console.
+window.dashboard = { guard };
+
+const labels = new Map(); // job_id -> chart name, this tab only
+const cancelling = new Set();
+
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: headers(),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  return { status: response.status, data };
+}
+
+function log(text, kind, detail = {}) {
+  const li = document.createElement("li");
+  li.className = kind;
+  li.textContent = text;
+  for (const [k, v] of Object.entries(detail)) li.dataset[k] = String(v);
+  $("log").prepend(li);
+}
+
+function describe(outcome) {
+  const sent = outcome.attempts === 0
+    ? "no request sent"
+    : `${outcome.attempts} request${outcome.attempts === 1 ? "" : "s"} sent`;
+  return `${outcome.message} (${sent})`;
 }
 
 function render() {
   const session = guard.session;
   $("session").textContent = session
-    ? `Signed in as ${session.userId === null ? "guest" : `user ${session.userId}`}` +
-      (session.channelId ? `, channel ${session.channelId}` : "")
+    ? session.userId === null
+      ? "Signed in as guest"
+      : `Signed in as ${api.userName ?? "user"} (user ${session.userId})`
     : "Signed out";
+  document.body.dataset.signedIn = String(Boolean(session));
   const rows = guard.jobs().map((job) => {
     const tr = document.createElement("tr");
-    const cells = [job.job_id, job.user_id ?? "guest"].map((text) => {
+    tr.dataset.jobId = job.job_id;
+    const cell = (text, cls) => {
       const td = document.createElement("td");
-      const code = document.createElement("code");
-      code.textContent = text;
-      td.append(code);
+      if (cls) {
+        const span = document.createElement("span");
+        span.className = cls;
+        span.textContent = text;
+        td.append(span);
+      } else td.textContent = text;
       return td;
-    });
-    const status = document.createElement("td");
-    const badge = document.createElement("span");
-    badge.className = `status ${job.status}`;
-    badge.textContent = job.status;
-    status.append(badge);
+    };
+    const name = labels.get(job.job_id);
+    const jobCell = cell(name ? `${name} · ${job.job_id.slice(0, 8)}` : job.job_id.slice(0, 8));
+    jobCell.title = job.job_id;
     const actions = document.createElement("td");
     const button = document.createElement("button");
     button.type = "button";
-    button.className = "secondary";
-    button.textContent = "Check cancel";
-    button.addEventListener("click", () => check(job.job_id));
+    button.className = "secondary cancel";
+    const busy = cancelling.has(job.job_id);
+    button.textContent = busy ? "Cancelling…" : "Cancel";
+    button.disabled = busy || !guard.checkCancel(job.job_id).allowed;
+    button.addEventListener("click", () => cancel(job.job_id));
     actions.append(button);
-    tr.append(...cells, status, actions);
+    tr.append(
+      jobCell,
+      cell(job.user_id === null ? "guest" : `user ${job.user_id}`),
+      cell(job.status, `status ${job.status}`),
+      cell(new Date(job.created_at).toLocaleTimeString()),
+      actions,
+    );
     return tr;
   });
   $("jobs").replaceChildren(...rows);
   $("empty").hidden = rows.length > 0;
 }
 
-function check(jobId) {
-  const result = guard.checkCancel(jobId);
-  if (result.allowed) show(`Cancel allowed for ${jobId}: this session owns it.`, "ok");
-  else show(`${result.message} [${result.reason}]`, "refused");
+async function cancel(jobId) {
+  cancelling.add(jobId);
+  render();
+  const outcome = await guard.cancel(jobId); // never rejects
+  cancelling.delete(jobId);
+  log(describe(outcome), outcome.outcome === "cancelled" ? "ok" : "refused", {
+    outcome: outcome.outcome,
+    attempts: outcome.attempts,
+    jobId,
+  });
+  render();
 }
 
-function act(fn) {
+async function refreshCsrf() {
+  const { data } = await call("GET", "/api/v1/security/csrf_token/");
+  api.csrf = data.result ?? null;
+}
+
+async function signIn(choice) {
+  const { status, data } = await call("POST", "/login", { user: choice });
+  if (status !== 200) return log(data.message ?? `Sign-in failed (HTTP ${status})`, "refused");
+  api.guestToken = data.guestToken ?? null;
+  api.userName = data.user?.name ?? null;
+  await refreshCsrf();
   try {
-    fn();
+    const { purged } = guard.login({ userId: data.user ? data.user.id : null });
+    log(`Signed in${purged ? `; removed ${purged} job record(s) of the previous session` : ""}`, "ok");
   } catch (e) {
-    show(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
+    log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
   }
   render();
 }
 
-$("login").addEventListener("click", () => act(() => {
-  const choice = $("user").value;
-  // A guest's channel is derived from its guest token; a user's is learnt from job metadata.
-  const session = choice === "guest"
-    ? { userId: null, channelId: `guest-${crypto.randomUUID().slice(0, 8)}` }
-    : { userId: choice };
-  const { purged } = guard.login(session);
-  show(`Signed in.${purged ? ` Removed ${purged} job record(s) of the previous session.` : ""}`, "ok");
-}));
-
-$("logout").addEventListener("click", () => act(() => {
+async function signOut() {
+  await call("POST", "/logout");
+  api.guestToken = null;
   const { purged } = guard.logout();
-  show(`Signed out; removed ${purged} job record(s).`, "ok");
-}));
+  log(`Signed out; removed ${purged} job record(s)`, "ok");
+  render();
+}
 
-$("start").addEventListener("click", () => act(() => {
-  const session = guard.session;
-  const job = guard.recordJob({
-    channel_id: session?.channelId ?? crypto.randomUUID(),
-    job_id: crypto.randomUUID(),
-    user_id: session ? session.userId : null,
-    status: "pending",
-    errors: [],
-    result_url: null,
-  });
-  show(`Recorded job ${job.job_id}.`, "ok");
-}));
+async function runChart(name, fail) {
+  // A broken query fails fast, as SQL errors do; the others run until done or cancelled.
+  const body = fail ? { fail: true, durationMs: 1500 } : {};
+  const { status, data } = await call("POST", "/api/v1/chart/data", body);
+  if (status !== 202) return log(data.message ?? `Query failed (HTTP ${status})`, "refused");
+  try {
+    const job = guard.recordJob(data); // exactly the 202 body
+    labels.set(job.job_id, name);
+  } catch (e) {
+    log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
+  }
+  render();
+}
 
-$("check").addEventListener("click", () => check($("job-id").value.trim()));
+// The async event stream, polled like Superset's frontend does (every 500 ms), keeping its
+// position in Superset's own localStorage key, which guard.logout() clears.
+async function poll() {
+  if (guard.session) {
+    const lastId = localStorage.getItem("last_async_event_id");
+    const query = lastId ? `?last_id=${encodeURIComponent(lastId)}` : "";
+    try {
+      const { status, data } = await call("GET", `/api/v1/async_event/${query}`);
+      if (status === 200 && Array.isArray(data.result)) {
+        let changed = false;
+        for (const event of data.result) {
+          changed = guard.applyEvent(event) !== null || changed;
+          localStorage.setItem("last_async_event_id", event.id);
+        }
+        if (changed) render();
+      }
+    } catch {
+      // Offline for a moment: the next poll catches up.
+    }
+  }
+  setTimeout(poll, 500);
+}
 
-// Another tab signing out or in changes what this one may do: redraw when storage changes.
+$("login").addEventListener("click", () => signIn($("user").value));
+$("logout").addEventListener("click", signOut);
+for (const button of document.querySelectorAll(".chart")) {
+  button.addEventListener("click", () => runChart(button.dataset.chart, button.dataset.fail === "true"));
+}
+$("forge").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const jobId = $("job-id").value.trim();
+  if (jobId) cancel(jobId);
+});
+// Another tab signed out, signed in or recorded a job: redraw from the shared storage.
 window.addEventListener("storage", render);
+
+// Page load: pick up who the server says is signed in (Superset's bootstrap data).
+const { data: me } = await call("GET", "/api/v1/me/");
+api.guestToken = me.guestToken ?? null;
+api.userName = me.user?.name ?? null;
+if (me.user || me.guestToken) {
+  await refreshCsrf();
+  guard.login({ userId: me.user ? me.user.id : null });
+} else if (guard.session) {
+  guard.logout(); // the server session ended (expired or signed out elsewhere)
+}
 render();
+poll();
 document.body.dataset.ready = "true";

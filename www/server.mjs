@@ -1,7 +1,22 @@
-// Serves the demo page (www/) and the built package (pkg/) on 127.0.0.1, Node's standard
-// library only. PORT picks the port (default 8080; 0 picks a free one).
+// A reference server for the dashboard demo and the end-to-end tests: it serves www/ and pkg/
+// and answers Superset's async-query API the way shared/superset-contract.md describes it.
+// Node's standard library only; binds 127.0.0.1. PORT picks the port (default 8080).
+//
+// What it models:
+// - A browser session cookie (`session`, HttpOnly) whose user changes with /login and /logout,
+//   and a CSRF token bound to it (Superset: GET /api/v1/security/csrf_token/, X-CSRFToken).
+// - The `async-token` cookie: an HS256 JWT {channel, exp, sub}, HttpOnly, minted after each
+//   request the way Superset's `validate_session` does: a NEW channel whenever the cookie is
+//   missing, invalid or expired, or the session's user is not the one it was minted for.
+// - Guests (embedded dashboards): a guest token sent as X-GuestToken; their channel is
+//   "guest-" + HMAC(token), user_id null, no async-token cookie.
+// - POST /api/v1/chart/data -> 202 with job metadata; the job runs, then ends `done`
+//   (or `error`), each change an event on the caller's channel.
+// - GET /api/v1/async_event/?last_id= -> {"result": [events after last_id]}.
+// - POST /api/v1/async_event/<job_id>/cancel -> 401 / 403 / 404 / 200 as the contract's table.
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,6 +35,14 @@ const TYPES = {
   ".ts": "text/plain; charset=utf-8",
   ".png": "image/png",
 };
+
+export const USERS = new Map([
+  [1, "alice"],
+  [2, "bob"],
+  [3, "carol"],
+]);
+
+const b64url = (buf) => Buffer.from(buf).toString("base64url");
 
 /** The file a URL path names, or null when it is outside the served folders. */
 export function resolveStatic(pathname) {
@@ -40,39 +63,327 @@ export function resolveStatic(pathname) {
   return null;
 }
 
-async function serveStatic(req, res) {
-  const { pathname } = new URL(req.url, "http://localhost");
+function parseCookies(header = "") {
+  const out = {};
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** Compares stream ids `<ms>-<seq>`: negative when a is older than b. */
+export function compareEventIds(a, b) {
+  const [am, as] = String(a).split("-").map(Number);
+  const [bm, bs] = String(b).split("-").map(Number);
+  return am - bm || (as || 0) - (bs || 0);
+}
+
+/**
+ * Creates the server's state and request handler. `jobDurationMs`: how long a chart query
+ * runs before it is `done`. `jwtExpirationSeconds`: the async-token's lifetime (Superset's
+ * GLOBAL_ASYNC_QUERIES_JWT_EXPIRATION_SECONDS, default 3600).
+ */
+export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 } = {}) {
+  const secret = randomBytes(32);
+  const hmac = (text) => createHmac("sha256", secret).update(text).digest();
+
+  const state = {
+    jobDurationMs,
+    /** sid -> { userId: number | null, guestToken: string | null } */
+    sessions: new Map(),
+    /** guest token -> true, for the tokens this server issued */
+    guestTokens: new Set(),
+    /** job_id -> { channel_id, user_id (int | null), timers } : Superset's cancel registry */
+    registry: new Map(),
+    /** every event, in order: { channel_id, job_id, user_id, status, errors, result_url, id } */
+    events: [],
+    /** every API request: { method, path, status } */
+    requests: [],
+    /** test-only fault switch: statuses (or { status, retryAfter }) for the next cancels */
+    faults: { cancel: [] },
+    lastEventMs: 0,
+    lastEventSeq: 0,
+  };
+
+  // --- async-token: an HS256 JWT, as Superset's AsyncQueryManager mints it ---
+  function signToken(payload) {
+    const head = b64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
+    const body = b64url(JSON.stringify(payload));
+    return `${head}.${body}.${b64url(hmac(`${head}.${body}`))}`;
+  }
+  function verifyToken(token) {
+    const parts = String(token ?? "").split(".");
+    if (parts.length !== 3) return null;
+    const expected = hmac(`${parts[0]}.${parts[1]}`);
+    const given = Buffer.from(parts[2], "base64url");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    try {
+      const payload = JSON.parse(Buffer.from(parts[1], "base64url").toString());
+      if (typeof payload.channel !== "string" || !(payload.exp * 1000 > Date.now())) return null;
+      return payload;
+    } catch {
+      return null;
+    }
+  }
+
+  const csrfFor = (sid) => b64url(hmac(`csrf:${sid}`)).slice(0, 32);
+  const guestChannel = (token) => `guest-${hmac(`guest:${token}`).toString("hex").slice(0, 32)}`;
+
+  function emit(job, status, extra = {}) {
+    const now = Date.now();
+    state.lastEventSeq = now === state.lastEventMs ? state.lastEventSeq + 1 : 0;
+    state.lastEventMs = now;
+    const event = {
+      channel_id: job.channel_id,
+      job_id: job.job_id,
+      user_id: job.user_id === null ? null : String(job.user_id),
+      status,
+      errors: extra.errors ?? [],
+      result_url: extra.result_url ?? null,
+      id: `${now}-${state.lastEventSeq}`,
+    };
+    state.events.push(event);
+    return event;
+  }
+
+  /** A terminal update deletes the server's cancel record. */
+  function finish(job, status, extra) {
+    for (const t of job.timers) clearTimeout(t);
+    state.registry.delete(job.job_id);
+    emit(job, status, extra);
+  }
+
+  /** Who is calling: { userId, channel } from the guest token or the session + cookie. */
+  function identify(req, ctx) {
+    const guestToken = req.headers["x-guesttoken"];
+    if (guestToken !== undefined) {
+      return state.guestTokens.has(guestToken)
+        ? { guest: true, userId: null, channel: guestChannel(guestToken) }
+        : null;
+    }
+    const token = verifyToken(ctx.cookies["async-token"]);
+    if (!token) return null;
+    return { guest: false, userId: ctx.session?.userId ?? null, channel: token.channel };
+  }
+
+  const json = (status, body) => ({ status, body: JSON.stringify(body), type: "application/json" });
+  const message = (status, text) => json(status, { message: text });
+
+  async function readJson(req) {
+    let raw = "";
+    for await (const chunk of req) {
+      raw += chunk;
+      if (raw.length > 65_536) break;
+    }
+    try {
+      return raw ? JSON.parse(raw) : {};
+    } catch {
+      return {};
+    }
+  }
+
+  function checkCsrf(req, ctx) {
+    if (req.headers["x-guesttoken"] !== undefined) return true; // guest requests are exempt
+    const given = req.headers["x-csrftoken"];
+    return Boolean(ctx.sid) && given === csrfFor(ctx.sid);
+  }
+
+  // --- routes ---
+  async function route(req, ctx) {
+    const { pathname, searchParams } = ctx.url;
+    const method = req.method;
+
+    if (pathname === "/login" && method === "POST") {
+      const { user } = await readJson(req);
+      if (user === "guest") {
+        const guestToken = b64url(randomBytes(18));
+        state.guestTokens.add(guestToken);
+        ctx.session.userId = null;
+        ctx.session.guestToken = guestToken;
+        return json(200, { user: null, guestToken });
+      }
+      const id = Number(user);
+      if (!USERS.has(id)) return message(400, "Unknown user");
+      ctx.session.userId = id;
+      ctx.session.guestToken = null;
+      return json(200, { user: { id, name: USERS.get(id) } });
+    }
+    if (pathname === "/logout" && method === "POST") {
+      ctx.session.userId = null;
+      ctx.session.guestToken = null;
+      return json(200, { user: null });
+    }
+    if (pathname === "/api/v1/me/" && method === "GET") {
+      const id = ctx.session.userId;
+      return json(200, {
+        user: id === null ? null : { id, name: USERS.get(id) },
+        guestToken: ctx.session.guestToken,
+      });
+    }
+    if (pathname === "/api/v1/security/csrf_token/" && method === "GET") {
+      return json(200, { result: csrfFor(ctx.sid) });
+    }
+
+    if (pathname === "/api/v1/chart/data" && method === "POST") {
+      if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+      const who = identify(req, ctx);
+      if (!who) return message(401, "Async token missing or invalid");
+      if (!who.guest && who.userId === null) return message(401, "Not signed in");
+      const body = await readJson(req);
+      const job = {
+        channel_id: who.channel,
+        job_id: randomUUID(),
+        user_id: who.userId,
+        timers: [],
+      };
+      state.registry.set(job.job_id, job);
+      const running = setTimeout(() => state.registry.has(job.job_id) && emit(job, "running"), 300);
+      const end = setTimeout(() => {
+        if (!state.registry.has(job.job_id)) return;
+        if (body.fail) finish(job, "error", { errors: [{ message: "Error: relation 'foo' does not exist" }] });
+        else finish(job, "done", { result_url: `/api/v1/chart/data/qc-${randomBytes(16).toString("hex")}` });
+      }, Math.max(400, Number(body.durationMs) || state.jobDurationMs));
+      job.timers.push(running, end);
+      // Exactly build_job_metadata's shape.
+      return json(202, {
+        channel_id: job.channel_id,
+        job_id: job.job_id,
+        user_id: job.user_id === null ? null : String(job.user_id),
+        status: "pending",
+        errors: [],
+        result_url: null,
+      });
+    }
+
+    if (pathname === "/api/v1/async_event/" && method === "GET") {
+      const who = identify(req, ctx);
+      if (!who) return message(401, "Async token missing or invalid");
+      const lastId = searchParams.get("last_id");
+      const result = state.events.filter(
+        (e) => e.channel_id === who.channel && (!lastId || compareEventIds(e.id, lastId) > 0),
+      );
+      return json(200, { result });
+    }
+
+    const cancel = pathname.match(/^\/api\/v1\/async_event\/([^/]+)\/cancel$/);
+    if (cancel && method === "POST") {
+      ctx.isCancel = true;
+      const fault = state.faults.cancel.shift();
+      if (fault !== undefined) {
+        const { status, retryAfter } = typeof fault === "number" ? { status: fault } : fault;
+        const res = message(status, `Injected fault ${status}`);
+        if (retryAfter !== undefined) res.headers = { "retry-after": String(retryAfter) };
+        return res;
+      }
+      if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+      const who = identify(req, ctx);
+      if (!who) return message(401, "Async token missing or invalid");
+      let jobId;
+      try {
+        jobId = decodeURIComponent(cancel[1]);
+      } catch {
+        return message(404, "Job not found or already completed");
+      }
+      const job = state.registry.get(jobId);
+      if (!job) return message(404, "Job not found or already completed");
+      if (job.channel_id !== who.channel || job.user_id !== who.userId) {
+        return message(403, "Not authorized to cancel this job");
+      }
+      finish(job, "cancelled");
+      return json(200, { result: { job_id: jobId, status: "cancelled" } });
+    }
+
+    if (pathname.startsWith("/api/") || pathname === "/login" || pathname === "/logout") {
+      return message(pathname.startsWith("/api/") ? 404 : 405, "Not found");
+    }
+    return null; // static
+  }
+
+  /** Superset's validate_session, after the request: a new channel when needed. */
+  function validateSession(ctx, headers) {
+    if (ctx.session.guestToken) return;
+    const token = verifyToken(ctx.cookies["async-token"]);
+    const userId = ctx.session.userId;
+    const sub = token?.sub === undefined ? null : Number(token.sub);
+    if (token && sub === userId) return;
+    const payload = { channel: randomUUID(), exp: Math.floor(Date.now() / 1000) + jwtExpirationSeconds };
+    if (userId !== null) payload.sub = String(userId);
+    headers.push(`async-token=${signToken(payload)}; Path=/; HttpOnly; SameSite=Lax`);
+  }
+
+  async function handle(req, res) {
+    const url = new URL(req.url, "http://127.0.0.1");
+    const cookies = parseCookies(req.headers.cookie);
+    const setCookies = [];
+    let sid = cookies.session;
+    if (!sid || !state.sessions.has(sid)) {
+      sid = b64url(randomBytes(18));
+      state.sessions.set(sid, { userId: null, guestToken: null });
+      setCookies.push(`session=${sid}; Path=/; HttpOnly; SameSite=Lax`);
+    }
+    const ctx = { url, cookies, sid, session: state.sessions.get(sid), isCancel: false };
+
+    let result = await route(req, ctx);
+    if (result === null) result = await serveStatic(req, url.pathname);
+    if (url.pathname.startsWith("/api/") || url.pathname === "/login" || url.pathname === "/logout") {
+      state.requests.push({ method: req.method, path: url.pathname, status: result.status });
+    }
+    validateSession(ctx, setCookies);
+    const headers = {
+      "content-type": result.type,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      ...(result.headers ?? {}),
+    };
+    if (setCookies.length) headers["set-cookie"] = setCookies;
+    res.writeHead(result.status, headers);
+    res.end(req.method === "HEAD" ? undefined : result.body);
+  }
+
+  /** Cancel requests the server received, optionally for one job. */
+  function cancelRequests(jobId) {
+    return state.requests.filter(
+      (r) => /\/cancel$/.test(r.path) && (jobId === undefined || r.path.includes(encodeURIComponent(jobId))),
+    );
+  }
+
+  function stop() {
+    for (const job of state.registry.values()) for (const t of job.timers) clearTimeout(t);
+  }
+
+  return { state, handle, cancelRequests, stop, verifyToken };
+}
+
+async function serveStatic(req, pathname) {
   const file = resolveStatic(pathname);
-  if (!file || (req.method !== "GET" && req.method !== "HEAD")) {
-    res.writeHead(file ? 405 : 404, { "content-type": "text/plain" }).end(file ? "Method not allowed" : "Not found");
-    return;
+  if (!file) return { status: 404, type: "text/plain", body: "Not found" };
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    return { status: 405, type: "text/plain", body: "Method not allowed" };
   }
   try {
     const body = await readFile(file);
-    res.writeHead(200, {
-      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    });
-    res.end(req.method === "HEAD" ? undefined : body);
+    return { status: 200, type: TYPES[extname(file)] ?? "application/octet-stream", body };
   } catch {
-    res.writeHead(404, { "content-type": "text/plain" }).end("Not found");
+    return { status: 404, type: "text/plain", body: "Not found" };
   }
 }
 
-/** Starts the server; resolves to { server, url } once it listens. */
-export function start({ port = 8080, host = "127.0.0.1" } = {}) {
+/** Starts the server; resolves to { server, url, app } once it listens. */
+export function start({ port = 8080, host = "127.0.0.1", ...options } = {}) {
+  const app = createApp(options);
   const server = createServer((req, res) => {
-    serveStatic(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
+    app.handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("Internal error");
     });
   });
+  server.on("close", () => app.stop());
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
       const { port: actual } = server.address();
-      resolve({ server, url: `http://${host}:${actual}/` });
+      resolve({ server, url: `http://${host}:${actual}/`, app });
     });
   });
 }
@@ -80,5 +391,5 @@ export function start({ port = 8080, host = "127.0.0.1" } = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number.parseInt(process.env.PORT ?? "8080", 10);
   const { url } = await start({ port: Number.isNaN(port) ? 8080 : port });
-  console.log(`superset-job-guard demo: ${url}`);
+  console.log(`superset-job-guard dashboard: ${url}`);
 }
