@@ -58,8 +58,6 @@ pub enum GuardError {
     NoSession,
     /// The metadata belongs to another user than the session's.
     NotJobOwner { job_id: String },
-    /// The storage refused a write or a removal.
-    Storage(StorageError),
     /// A value could not be converted at the JS boundary. Not expected; reported, not hidden.
     Internal(String),
 }
@@ -73,7 +71,6 @@ impl GuardError {
             GuardError::InvalidJob(_) => "invalid_job",
             GuardError::NoSession => "no_session",
             GuardError::NotJobOwner { .. } => "not_job_owner",
-            GuardError::Storage(_) => "storage_failed",
             GuardError::Internal(_) => "internal",
         }
     }
@@ -90,19 +87,12 @@ impl fmt::Display for GuardError {
                 f,
                 "Not job owner: job {job_id} belongs to another user than this session's"
             ),
-            GuardError::Storage(e) => e.fmt(f),
             GuardError::Internal(m) => write!(f, "Internal error: {m}"),
         }
     }
 }
 
 impl std::error::Error for GuardError {}
-
-impl From<StorageError> for GuardError {
-    fn from(e: StorageError) -> Self {
-        GuardError::Storage(e)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -118,10 +108,6 @@ mod tests {
             (
                 GuardError::NotJobOwner { job_id: "j".into() },
                 "not_job_owner",
-            ),
-            (
-                GuardError::Storage(StorageError::new(StorageErrorKind::QuotaExceeded, "full")),
-                "storage_failed",
             ),
             (GuardError::Internal("x".into()), "internal"),
         ];

@@ -4,6 +4,8 @@
 //! - [`session`]: user-id normalisation, the session, ownership
 //! - [`options`]: the guard's options and their validation
 //! - [`storage`]: the [`KeyValue`](storage::KeyValue) trait and [`MemoryStorage`](storage::MemoryStorage)
+//! - [`fallback`]: storage that keeps working when the browser's refuses (memory layer)
+//! - [`stats`]: what the store removed or worked around, by reason
 //! - [`clock`]: injected time
 //! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
 //! - [`cancel`]: the cancel decision
@@ -17,11 +19,13 @@ pub mod cancel;
 pub mod cancel_flow;
 pub mod clock;
 pub mod error;
+pub mod fallback;
 pub mod model;
 pub mod options;
 pub mod random;
 pub mod response;
 pub mod retry;
 pub mod session;
+pub mod stats;
 pub mod storage;
 pub mod store;

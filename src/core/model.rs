@@ -56,10 +56,20 @@ impl JobStatus {
     }
 }
 
+/// Largest stored record: anything bigger in storage is treated as forged or corrupt.
+pub const MAX_RECORD_BYTES: usize = 16 * 1024;
+
+/// Names that mean something on every JS object; never a job id.
+pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+
 /// Checks an id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with
 /// no control characters.
 pub fn is_valid_id(id: &str) -> bool {
     !id.is_empty() && id.chars().count() <= MAX_ID_LEN && !id.chars().any(char::is_control)
+}
+
+pub fn is_reserved_id(id: &str) -> bool {
+    RESERVED_IDS.contains(&id)
 }
 
 /// Validated job metadata, with `user_id` normalised to a string or `None` (guest/anonymous).
@@ -81,6 +91,9 @@ impl JobMetadata {
             .as_object()
             .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
         let job_id = id_field(obj, "job_id")?;
+        if is_reserved_id(&job_id) {
+            return Err(invalid(&format!("`job_id` {job_id:?} is a reserved name")));
+        }
         let channel_id = id_field(obj, "channel_id")?;
         let user_id = match obj.get("user_id") {
             None => {
@@ -148,6 +161,9 @@ impl JobRecord {
     /// Reads a stored record. Anything that is not a complete, valid record is `None`: the store
     /// treats it as absent and removes it.
     pub fn from_stored(text: &str) -> Option<Self> {
+        if text.len() > MAX_RECORD_BYTES {
+            return None;
+        }
         let value: Value = serde_json::from_str(text).ok()?;
         let meta = JobMetadata::from_json(&value).ok()?;
         let created_at = timestamp(value.get("created_at")?)?;
@@ -155,10 +171,37 @@ impl JobRecord {
         Some(Self::new(meta, created_at, updated_at))
     }
 
-    /// The JSON text kept in storage.
+    /// The JSON text kept in storage; a record over [`MAX_RECORD_BYTES`] is refused.
     pub fn to_stored(&self) -> Result<String, GuardError> {
-        serde_json::to_string(self)
-            .map_err(|e| GuardError::InvalidJob(format!("cannot serialise job record: {e}")))
+        let text = serde_json::to_string(self)
+            .map_err(|e| GuardError::InvalidJob(format!("cannot serialise job record: {e}")))?;
+        if text.len() > MAX_RECORD_BYTES {
+            return Err(GuardError::InvalidJob(format!(
+                "the job record would take {} bytes, more than the {MAX_RECORD_BYTES} allowed (is `errors` huge?)",
+                text.len()
+            )));
+        }
+        Ok(text)
+    }
+
+    /// The stored text, keeping only as many `errors` (from the first) as fit: for server
+    /// events, whose status must not be lost to an oversized error list. One pass.
+    pub fn to_stored_fitting(&mut self) -> Result<String, GuardError> {
+        if let Ok(text) = self.to_stored() {
+            return Ok(text);
+        }
+        let errors = std::mem::take(&mut self.errors);
+        let base = self.to_stored()?.len();
+        let mut budget = MAX_RECORD_BYTES.saturating_sub(base);
+        for error in errors {
+            let len = serde_json::to_string(&error).map_or(usize::MAX, |t| t.len() + 1);
+            if len > budget {
+                break;
+            }
+            budget -= len;
+            self.errors.push(error);
+        }
+        self.to_stored()
     }
 }
 
@@ -325,6 +368,27 @@ mod tests {
         assert!(text.contains("\"job_id\":\"10a0bd9a-03c8-4737-9345-f4234ba86512\""));
         assert!(text.contains("\"created_at\":10"));
         assert_eq!(JobRecord::from_stored(&text), Some(rec));
+    }
+
+    #[test]
+    fn reserved_and_oversized_records_are_refused() {
+        for id in RESERVED_IDS {
+            let v = json!({"channel_id": "c", "job_id": id, "user_id": "1", "status": "pending"});
+            assert!(JobMetadata::from_json(&v).is_err(), "{id}");
+        }
+        let big = vec![json!({"message": "x".repeat(1000)}); 20];
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error", "errors": big});
+        let mut rec = JobRecord::new(JobMetadata::from_json(&v).unwrap(), 1, 1);
+        assert_eq!(rec.to_stored().unwrap_err().code(), "invalid_job");
+        let text = rec.to_stored_fitting().unwrap();
+        assert!(text.len() <= MAX_RECORD_BYTES);
+        assert!(!rec.errors.is_empty() && rec.errors.len() < 20);
+        let padded = format!("{text}{}", " ".repeat(MAX_RECORD_BYTES));
+        assert_eq!(
+            JobRecord::from_stored(&padded),
+            None,
+            "oversized in storage"
+        );
     }
 
     #[test]

@@ -44,6 +44,10 @@ impl MemoryStorage {
     pub fn new() -> Self {
         Self::default()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 impl KeyValue for MemoryStorage {

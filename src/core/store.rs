@@ -3,16 +3,22 @@
 //! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
 //! one record each, as JSON. Nothing else is written. Every operation reads the session marker
 //! from storage, so a logout or a user switch made by another tab sharing the storage is
-//! honoured at once. Stored values that cannot be read are treated as absent and removed.
+//! honoured at once. Stored values that cannot be trusted (unreadable, oversized, a reserved
+//! or mismatched job id, expired, another owner's) are treated as absent and removed, and
+//! counted in [`StoreStats`]. Writes the storage refuses are kept in memory
+//! ([`FallbackStorage`]): no operation fails because of storage.
 
 use super::cancel::{decide, CancelCheck};
 use super::clock::Clock;
 use super::error::GuardError;
-use super::model::JobStatus;
-use super::model::{is_valid_id, JobMetadata, JobRecord};
+use super::fallback::{is_quota, FallbackStorage, StorageStatus};
+use super::model::{
+    is_reserved_id, is_valid_id, JobMetadata, JobRecord, JobStatus, MAX_RECORD_BYTES,
+};
 use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
+use super::stats::StoreStats;
 use super::storage::KeyValue;
 
 /// The one localStorage key Superset's own frontend keeps: the last event id it read. It is
@@ -42,38 +48,83 @@ impl Keys {
     }
 }
 
+/// Why a stored record was not returned.
+enum Rejected {
+    Absent,
+    Unreadable,
+    Oversized,
+    ReservedId,
+    KeyMismatch,
+    Expired,
+}
+
 /// Job records owned by sessions, over any [`KeyValue`] storage and [`Clock`].
 pub struct JobStore<S, C> {
-    storage: S,
+    storage: FallbackStorage<S>,
     clock: C,
     keys: Keys,
     ttl_ms: u64,
     max_jobs: usize,
+    stats: StoreStats,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
+    /// A store over storage shared by the origin's tabs (`localStorage`).
     pub fn new(storage: S, clock: C, options: &GuardOptions) -> Self {
+        Self::with_storage(FallbackStorage::shared(storage), clock, options)
+    }
+
+    /// A store over storage private to this guard; `reason` says why when it was not chosen.
+    pub fn private(storage: S, reason: Option<String>, clock: C, options: &GuardOptions) -> Self {
+        Self::with_storage(FallbackStorage::private(storage, reason), clock, options)
+    }
+
+    fn with_storage(storage: FallbackStorage<S>, clock: C, options: &GuardOptions) -> Self {
         Self {
             storage,
             clock,
             keys: Keys::new(&options.namespace),
             ttl_ms: options.ttl_ms,
             max_jobs: options.max_jobs,
+            stats: StoreStats::default(),
         }
     }
 
     pub fn storage(&self) -> &S {
-        &self.storage
+        self.storage.primary()
+    }
+
+    /// Where the data lives now: `local`, `memory` or `degraded`, and why.
+    pub fn storage_status(&self) -> StorageStatus {
+        self.storage.status()
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        self.stats
+    }
+
+    /// Whether `key` is one of this store's (any schema version).
+    pub fn owns_key(&self, key: &str) -> bool {
+        key.starts_with(&self.keys.namespace)
+    }
+
+    pub fn is_session_key(&self, key: &str) -> bool {
+        key == self.keys.session
+    }
+
+    /// Another tab signed out or switched user: what this tab kept in memory is stale.
+    pub fn forget_memory(&mut self) {
+        self.storage.forget_memory(&self.keys.namespace);
     }
 
     /// The stored session, read from storage now. A malformed marker is removed and reads as
     /// no session.
     pub fn session(&mut self) -> Option<Session> {
-        let text = self.storage.get(&self.keys.session).ok()??;
+        let text = self.storage.get(&self.keys.session)?;
         let session = Session::from_stored(&text);
         if session.is_none() {
-            // Best effort: if the removal fails the marker still reads as absent next time.
-            let _ = self.storage.remove(&self.keys.session);
+            self.stats.removed.invalid_session += 1;
+            self.storage.remove(&self.keys.session);
         }
         session
     }
@@ -88,10 +139,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                     user_id: session.user_id,
                     channel_id: session.channel_id.or(current.channel_id),
                 };
-                let purged = self.purge_where(|r| !merged.owns_record(r))?;
+                let purged = self.purge_where(|r| !merged.owns_record(r));
                 (merged, purged)
             }
-            _ => (session, self.purge_where(|_| true)?),
+            _ => (session, self.purge_where(|_| true)),
         };
         self.write_session(&session)?;
         Ok(purged)
@@ -99,25 +150,19 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// Removes every key of the namespace (all schema versions) and Superset's
     /// `last_async_event_id`. Returns how many job records were removed; a second logout
-    /// removes nothing and is not an error.
-    pub fn logout(&mut self) -> Result<usize, GuardError> {
+    /// removes nothing. Never fails: what the storage refuses to remove reads as absent here.
+    pub fn logout(&mut self) -> usize {
         let mut purged = 0;
-        let mut failure = None;
-        for key in self.storage.keys()? {
-            if !key.starts_with(&self.keys.namespace) && key != SUPERSET_LAST_EVENT_KEY {
+        for key in self.storage.keys() {
+            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
                 continue;
             }
-            match self.storage.remove(&key) {
-                Ok(()) if key.starts_with(&self.keys.job_prefix) => purged += 1,
-                Ok(()) => {}
-                // Keep going: remove everything that can be removed, then report.
-                Err(e) => failure = Some(e),
+            if key.starts_with(&self.keys.job_prefix) {
+                purged += 1;
             }
+            self.storage.remove(&key);
         }
-        match failure {
-            Some(e) => Err(e.into()),
-            None => Ok(purged),
-        }
+        purged
     }
 
     /// Records the metadata of a job the session created. Refuses metadata of another user. A
@@ -130,19 +175,22 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 job_id: meta.job_id,
             });
         }
-        if session.channel_id.as_deref() != Some(meta.channel_id.as_str()) {
-            session.channel_id = Some(meta.channel_id.clone());
-            self.write_session(&session)?;
-            self.purge_where(|r| !session.owns_record(r))?;
-        }
         let now = self.clock.now_ms();
-        let key = self.keys.job(&meta.job_id);
-        let created_at = self
-            .load(&key, &meta.job_id)
-            .filter(|r| session.owns_record(r))
-            .map_or(now, |r| r.created_at);
-        let record = JobRecord::new(meta, created_at, now);
-        self.storage.set(&key, &record.to_stored()?)?;
+        // Validate the size before anything changes.
+        let mut record = JobRecord::new(meta, now, now);
+        record.to_stored()?;
+        if session.channel_id.as_deref() != Some(record.channel_id.as_str()) {
+            session.channel_id = Some(record.channel_id.clone());
+            self.write_session(&session)?;
+            self.purge_where(|r| !session.owns_record(r));
+        }
+        if let Ok(existing) = self.load(&record.job_id) {
+            if session.owns_record(&existing) {
+                record.created_at = existing.created_at;
+            }
+        }
+        let key = self.keys.job(&record.job_id);
+        self.put(&key, &record.to_stored()?, Some(&session));
         self.evict_over_limit(&record.job_id);
         Ok(record)
     }
@@ -157,13 +205,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         if !session.owns(&event.user_id, &event.channel_id) {
             return Ok(None);
         }
-        let key = self.keys.job(&event.job_id);
-        let Some(mut record) = self.load(&key, &event.job_id) else {
+        let Some(mut record) = self.load_owned(&event.job_id, &session) else {
             return Ok(None);
         };
-        if !session.owns_record(&record) {
-            return Ok(None);
-        }
         if record.status.is_terminal() {
             return Ok(Some(record));
         }
@@ -171,88 +215,192 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         record.errors = event.errors;
         record.result_url = event.result_url;
         record.updated_at = self.clock.now_ms();
-        self.storage.set(&key, &record.to_stored()?)?;
+        let text = record.to_stored_fitting()?;
+        let key = self.keys.job(&record.job_id);
+        self.put(&key, &text, Some(&session));
         Ok(Some(record))
     }
 
     /// The session's record of `job_id`, if it has one.
     pub fn job(&mut self, job_id: &str) -> Option<JobRecord> {
         let session = self.session()?;
-        self.load_job(job_id).filter(|r| session.owns_record(r))
+        self.load_owned(job_id, &session)
     }
 
-    /// The session's records, oldest first.
+    /// The session's records, oldest first (ties by job id).
     pub fn jobs(&mut self) -> Vec<JobRecord> {
         let Some(session) = self.session() else {
             return Vec::new();
         };
         let mut records: Vec<JobRecord> = self
-            .load_all()
+            .job_ids()
             .into_iter()
-            .filter(|r| session.owns_record(r))
+            .filter_map(|id| self.load_owned(&id, &session))
             .collect();
         records.sort_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
         records
     }
 
-    /// May the session cancel `job_id`? Decided from storage alone; nothing is sent.
+    /// May the session cancel `job_id`? Decided from storage alone; nothing is sent. A record
+    /// of another owner answers `not_job_owner`, then is removed.
     pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
         let session = self.session();
-        let record = session.as_ref().and_then(|_| self.load_job(job_id));
-        decide(session.as_ref(), record, job_id)
+        let record = match &session {
+            Some(_) => self.load(job_id).ok(),
+            None => None,
+        };
+        let check = decide(session.as_ref(), record, job_id);
+        if let (Some(session), Some(super::cancel::CancelRefusal::NotJobOwner)) =
+            (&session, check.refusal())
+        {
+            self.remove_foreign(job_id, session);
+        }
+        check
     }
 
     /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
     /// marks it cancelled; `not_job_owner` (403: the server says it is not ours) and
     /// `not_found` (404: unknown or already completed) remove it. Other outcomes change nothing.
-    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome) -> Result<(), GuardError> {
+    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome) {
         let Some(session) = self.session() else {
-            return Ok(());
+            return;
+        };
+        let Some(mut record) = self.load_owned(job_id, &session) else {
+            return;
         };
         let key = self.keys.job(job_id);
-        let Some(mut record) = self.load(&key, job_id) else {
-            return Ok(());
-        };
-        if !session.owns_record(&record) {
-            return Ok(());
-        }
         match outcome {
             Outcome::Cancelled if !record.status.is_terminal() => {
                 record.status = JobStatus::Cancelled;
                 record.updated_at = self.clock.now_ms();
-                self.storage.set(&key, &record.to_stored()?)?;
+                if let Ok(text) = record.to_stored_fitting() {
+                    self.put(&key, &text, Some(&session));
+                }
             }
-            Outcome::NotJobOwner | Outcome::NotFound => self.storage.remove(&key)?,
+            Outcome::NotJobOwner | Outcome::NotFound => self.storage.remove(&key),
             _ => {}
         }
-        Ok(())
     }
 
     fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
         let text = session.to_stored()?;
-        self.storage.set(&self.keys.session, &text)?;
+        let key = self.keys.session.clone();
+        self.put(&key, &text, Some(session));
         Ok(())
     }
 
-    fn load_job(&mut self, job_id: &str) -> Option<JobRecord> {
-        if !is_valid_id(job_id) {
-            return None;
+    /// Writes `value`. If the storage is full, evicts this session's terminal records, oldest
+    /// first, until the value would fit, and tries once more; if it still refuses, the value is
+    /// kept in this tab's memory. One pass: nothing is re-serialised.
+    fn put(&mut self, key: &str, value: &str, session: Option<&Session>) {
+        let Err(e) = self.storage.try_set(key, value) else {
+            return;
+        };
+        if is_quota(&e) {
+            if let Some(session) = session {
+                if self.make_room(key.len() + value.len(), key, session) > 0
+                    && self.storage.try_set(key, value).is_ok()
+                {
+                    return;
+                }
+            }
         }
-        let key = self.keys.job(job_id);
-        self.load(&key, job_id)
+        self.storage.keep_in_memory(key, value);
+        self.stats.kept_in_memory += 1;
     }
 
-    /// Reads one record. Unreadable records, records whose `job_id` is not the key's, and
-    /// records older than the TTL are removed and read as absent.
-    fn load(&mut self, key: &str, job_id: &str) -> Option<JobRecord> {
-        let text = self.storage.get(key).ok()??;
-        match JobRecord::from_stored(&text) {
-            Some(r) if r.job_id == job_id && !self.expired(&r) => Some(r),
-            _ => {
-                // Best effort: a record that cannot be removed still reads as absent.
-                let _ = self.storage.remove(key);
-                None
+    /// Evicts the session's terminal records, oldest first, until about `needed` bytes are
+    /// free; returns how many it evicted.
+    fn make_room(&mut self, needed: usize, keep: &str, session: &Session) -> usize {
+        let mut candidates: Vec<(u64, String, usize)> = Vec::new();
+        for id in self.job_ids() {
+            let key = self.keys.job(&id);
+            if key == keep {
+                continue;
             }
+            let Some(text) = self.storage.get(&key) else {
+                continue;
+            };
+            if let Some(r) = JobRecord::from_stored(&text) {
+                if r.status.is_terminal() && session.owns_record(&r) {
+                    candidates.push((r.created_at, key.clone(), key.len() + text.len()));
+                }
+            }
+        }
+        candidates.sort();
+        let mut freed = 0;
+        let mut evicted = 0;
+        for (_, key, size) in candidates {
+            if freed >= needed {
+                break;
+            }
+            self.storage.remove(&key);
+            self.stats.removed.evicted_for_space += 1;
+            freed += size;
+            evicted += 1;
+        }
+        evicted
+    }
+
+    /// The job ids of every stored record of this schema version.
+    fn job_ids(&self) -> Vec<String> {
+        let prefix = &self.keys.job_prefix;
+        self.storage
+            .keys()
+            .into_iter()
+            .filter_map(|key| key.strip_prefix(prefix.as_str()).map(str::to_owned))
+            .collect()
+    }
+
+    /// Reads one record. Untrustworthy ones are removed, counted, and read as absent.
+    fn load(&mut self, job_id: &str) -> Result<JobRecord, Rejected> {
+        let key = self.keys.job(job_id);
+        let text = self.storage.get(&key).ok_or(Rejected::Absent)?;
+        let verdict = if !is_valid_id(job_id) {
+            Err(Rejected::Unreadable)
+        } else if is_reserved_id(job_id) {
+            Err(Rejected::ReservedId)
+        } else if text.len() > MAX_RECORD_BYTES {
+            Err(Rejected::Oversized)
+        } else {
+            match JobRecord::from_stored(&text) {
+                None => Err(Rejected::Unreadable),
+                Some(r) if r.job_id != job_id => Err(Rejected::KeyMismatch),
+                Some(r) if self.expired(&r) => Err(Rejected::Expired),
+                Some(r) => Ok(r),
+            }
+        };
+        if let Err(why) = &verdict {
+            let removed = &mut self.stats.removed;
+            match why {
+                Rejected::Absent => {}
+                Rejected::Unreadable => removed.unreadable += 1,
+                Rejected::Oversized => removed.oversized += 1,
+                Rejected::ReservedId => removed.reserved_id += 1,
+                Rejected::KeyMismatch => removed.key_mismatch += 1,
+                Rejected::Expired => removed.expired += 1,
+            }
+            self.storage.remove(&key);
+        }
+        verdict
+    }
+
+    /// The session's record of `job_id`; another owner's record is removed.
+    fn load_owned(&mut self, job_id: &str, session: &Session) -> Option<JobRecord> {
+        let record = self.load(job_id).ok()?;
+        if session.owns_record(&record) {
+            return Some(record);
+        }
+        self.remove_foreign(job_id, session);
+        None
+    }
+
+    /// Removes a record that is not `session`'s, unless the session changed meanwhile (another
+    /// tab may have just signed in as the record's owner).
+    fn remove_foreign(&mut self, job_id: &str, session: &Session) {
+        if self.session().as_ref() == Some(session) {
+            self.stats.removed.foreign_owner += 1;
+            self.storage.remove(&self.keys.job(job_id));
         }
     }
 
@@ -260,59 +408,37 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.clock.now_ms().saturating_sub(record.created_at) > self.ttl_ms
     }
 
-    /// `(key, job_id)` of every stored record of this schema version.
-    fn job_keys(&self) -> Result<Vec<(String, String)>, GuardError> {
-        let prefix = &self.keys.job_prefix;
-        Ok(self
-            .storage
-            .keys()?
-            .into_iter()
-            .filter_map(|key| {
-                let job_id = key.strip_prefix(prefix.as_str())?.to_owned();
-                Some((key, job_id))
-            })
-            .collect())
-    }
-
-    /// Every readable, unexpired record; the rest are removed on the way.
-    fn load_all(&mut self) -> Vec<JobRecord> {
-        let keys = self.job_keys().unwrap_or_default();
-        keys.into_iter()
-            .filter_map(|(key, job_id)| self.load(&key, &job_id))
-            .collect()
-    }
-
-    /// Removes the records for which `doomed` holds (unreadable ones go too); returns how many
-    /// records it removed.
-    fn purge_where(&mut self, doomed: impl Fn(&JobRecord) -> bool) -> Result<usize, GuardError> {
+    /// Removes the records for which `doomed` holds (untrustworthy ones go too); returns how
+    /// many records it removed.
+    fn purge_where(&mut self, doomed: impl Fn(&JobRecord) -> bool) -> usize {
         let mut purged = 0;
-        for (key, job_id) in self.job_keys()? {
-            if let Some(record) = self.load(&key, &job_id) {
+        for id in self.job_ids() {
+            if let Ok(record) = self.load(&id) {
                 if doomed(&record) {
-                    self.storage.remove(&key)?;
+                    self.storage.remove(&self.keys.job(&id));
                     purged += 1;
                 }
             }
         }
-        Ok(purged)
+        purged
     }
 
     /// Keeps at most `max_jobs` records: terminal ones go first, then the oldest. The record
-    /// just written (`keep`) is never the one evicted. Best effort: a failed removal leaves
-    /// one record too many, never a lost write.
+    /// just written (`keep`) is never the one evicted.
     fn evict_over_limit(&mut self, keep: &str) {
-        let Ok(keys) = self.job_keys() else { return };
-        if keys.len() <= self.max_jobs {
+        let ids = self.job_ids();
+        if ids.len() <= self.max_jobs {
             return;
         }
-        let mut records = self.load_all();
+        let mut records: Vec<JobRecord> = ids.iter().filter_map(|id| self.load(id).ok()).collect();
         if records.len() <= self.max_jobs {
             return;
         }
         let excess = records.len() - self.max_jobs;
         records.sort_by_key(|r| (!r.status.is_terminal(), r.created_at));
         for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
-            let _ = self.storage.remove(&self.keys.job(&record.job_id));
+            self.stats.removed.evicted_over_limit += 1;
+            self.storage.remove(&self.keys.job(&record.job_id));
         }
     }
 }
@@ -464,7 +590,7 @@ mod tests {
         s.login(login(json!("1"), None)).unwrap();
         s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
             .unwrap();
-        assert_eq!(s.logout().unwrap(), 1);
+        assert_eq!(s.logout(), 1);
         assert!(shared.keys().is_empty());
         s.login(login(json!("2"), None)).unwrap();
         assert_eq!(s.job("a-job"), None);
@@ -608,6 +734,12 @@ mod tests {
         };
         assert!(message.starts_with("Not job owner"));
         assert_eq!(s.job("x"), None, "not exposed either");
+        assert_eq!(shared.value(&job_key("x")), None, "and removed once seen");
+        assert_eq!(s.stats().removed.foreign_owner, 1);
+        assert_eq!(
+            s.check_cancel("x").refusal(),
+            Some(CancelRefusal::UnknownJob)
+        );
         assert_eq!(s.jobs().len(), 2);
     }
 
@@ -762,12 +894,12 @@ mod tests {
         shared.put(SUPERSET_LAST_EVENT_KEY, "1607471525180-0");
         shared.put("superset-job-guard-other:v1:session", "{}");
         shared.put("unrelated", "keep");
-        assert_eq!(s.logout().unwrap(), 3, "j1, j2 and the broken v1 record");
+        assert_eq!(s.logout(), 3, "j1, j2 and the broken v1 record");
         let mut keys = shared.keys();
         keys.sort();
         assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
         assert_eq!(s.session(), None);
-        assert_eq!(s.logout().unwrap(), 0, "a second logout is harmless");
+        assert_eq!(s.logout(), 0, "a second logout is harmless");
         assert_eq!(
             s.check_cancel("j1").refusal(),
             Some(CancelRefusal::NoSession)
@@ -787,7 +919,7 @@ mod tests {
             .unwrap();
         assert_eq!(one.jobs().len(), 2);
         assert!(two.check_cancel("from-one").is_allowed());
-        one.logout().unwrap();
+        one.logout();
         assert_eq!(
             two.check_cancel("from-one").refusal(),
             Some(CancelRefusal::NoSession)
@@ -848,7 +980,7 @@ mod tests {
         assert!(s.jobs().is_empty());
         assert_eq!(s.login(login(json!("2"), None)).unwrap(), 0);
         assert!(shared.value("superset-job-guard:v2:job:x").is_some());
-        s.logout().unwrap();
+        s.logout();
         assert!(shared.value("superset-job-guard:v2:job:x").is_none());
     }
 
@@ -879,7 +1011,7 @@ mod tests {
             b.check_cancel("j").refusal(),
             Some(CancelRefusal::UnknownJob)
         );
-        b.logout().unwrap();
+        b.logout();
         assert!(a.check_cancel("j").is_allowed());
     }
 
@@ -894,13 +1026,12 @@ mod tests {
         s.apply_event(meta("done", json!("1"), "c", "done"))
             .unwrap();
         clock.advance(5);
-        s.settle_cancel("ok", Outcome::Cancelled).unwrap();
-        s.settle_cancel("forbidden", Outcome::NotJobOwner).unwrap();
-        s.settle_cancel("gone", Outcome::NotFound).unwrap();
-        s.settle_cancel("busy", Outcome::Failed).unwrap();
-        s.settle_cancel("done", Outcome::Cancelled).unwrap();
-        s.settle_cancel("never-recorded", Outcome::Cancelled)
-            .unwrap();
+        s.settle_cancel("ok", Outcome::Cancelled);
+        s.settle_cancel("forbidden", Outcome::NotJobOwner);
+        s.settle_cancel("gone", Outcome::NotFound);
+        s.settle_cancel("busy", Outcome::Failed);
+        s.settle_cancel("done", Outcome::Cancelled);
+        s.settle_cancel("never-recorded", Outcome::Cancelled);
         let ok = s.job("ok").unwrap();
         assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
         assert_eq!(s.job("forbidden"), None);
@@ -919,7 +1050,7 @@ mod tests {
         );
     }
 
-    /// Storage whose writes fail: errors come back as values.
+    /// Storage whose writes and removals fail.
     struct ReadOnly(MemoryStorage);
 
     impl KeyValue for ReadOnly {
@@ -928,8 +1059,8 @@ mod tests {
         }
         fn set(&mut self, _: &str, _: &str) -> Result<(), StorageError> {
             Err(StorageError::new(
-                crate::core::error::StorageErrorKind::QuotaExceeded,
-                "full",
+                crate::core::error::StorageErrorKind::Other,
+                "SecurityError: writes refused",
             ))
         }
         fn remove(&mut self, _: &str) -> Result<(), StorageError> {
@@ -944,7 +1075,7 @@ mod tests {
     }
 
     #[test]
-    fn storage_failures_are_errors_not_panics() {
+    fn refused_writes_and_removals_never_fail_an_operation() {
         let mut inner = MemoryStorage::new();
         inner
             .set(SESSION_KEY, r#"{"user_id":"1","channel_id":"c"}"#)
@@ -954,14 +1085,215 @@ mod tests {
             ManualClock::at(T0),
             &GuardOptions::default(),
         );
-        let err = s
-            .record_job(meta("j", json!("1"), "c", "running"))
-            .unwrap_err();
-        assert_eq!(err.code(), "storage_failed");
-        assert_eq!(s.logout().unwrap_err().code(), "storage_failed");
         assert_eq!(
-            s.login(login(json!("2"), None)).unwrap_err().code(),
-            "storage_failed"
+            s.storage_status().kind,
+            crate::core::fallback::StorageMode::Local
         );
+        let rec = s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+        assert_eq!(s.job("j"), Some(rec), "kept in memory, not lost");
+        let status = s.storage_status();
+        assert_eq!(status.kind, crate::core::fallback::StorageMode::Degraded);
+        assert!(status.reason.unwrap().contains("writes refused"));
+        assert_eq!(s.stats().kept_in_memory, 1);
+        // Logout cannot remove the stored marker, but this tab honours it.
+        assert_eq!(s.logout(), 1);
+        assert_eq!(s.session(), None);
+        assert!(s.jobs().is_empty());
+        assert_eq!(s.login(login(json!("2"), None)).unwrap(), 0);
+        assert_eq!(s.session().unwrap().user_id.as_deref(), Some("2"));
+    }
+    /// Storage with a byte budget, like a browser's quota.
+    struct Capped {
+        inner: MemoryStorage,
+        capacity: usize,
+    }
+
+    impl Capped {
+        fn used(&self) -> usize {
+            self.inner
+                .keys()
+                .unwrap()
+                .iter()
+                .map(|k| k.len() + self.inner.get(k).unwrap().unwrap().len())
+                .sum()
+        }
+    }
+
+    impl KeyValue for Capped {
+        fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+            self.inner.get(key)
+        }
+        fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+            let old = self
+                .inner
+                .get(key)
+                .unwrap()
+                .map_or(0, |v| key.len() + v.len());
+            if self.used() - old + key.len() + value.len() > self.capacity {
+                return Err(StorageError::new(
+                    crate::core::error::StorageErrorKind::QuotaExceeded,
+                    "QuotaExceededError: the quota has been exceeded",
+                ));
+            }
+            self.inner.set(key, value)
+        }
+        fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+            self.inner.remove(key)
+        }
+        fn keys(&self) -> Result<Vec<String>, StorageError> {
+            self.inner.keys()
+        }
+    }
+
+    #[test]
+    fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
+        let clock = ManualClock::at(T0);
+        // Room for the session marker and about three records.
+        let capped = Capped {
+            inner: MemoryStorage::new(),
+            capacity: 700,
+        };
+        let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
+        s.login(login(json!("1"), None)).unwrap();
+        for (job, status) in [
+            ("old-done", "done"),
+            ("running", "running"),
+            ("new-done", "error"),
+        ] {
+            clock.advance(1);
+            s.record_job(meta(job, json!("1"), "c", status)).unwrap();
+        }
+        assert_eq!(
+            s.storage_status().kind,
+            crate::core::fallback::StorageMode::Local
+        );
+        clock.advance(1);
+        s.record_job(meta("fresh", json!("1"), "c", "pending"))
+            .unwrap();
+        let stored: Vec<String> = s.storage().inner.keys().unwrap();
+        assert!(
+            !stored.contains(&job_key("old-done")),
+            "oldest terminal evicted"
+        );
+        assert!(
+            stored.contains(&job_key("new-done")),
+            "only as much as needed"
+        );
+        assert!(
+            stored.contains(&job_key("running")),
+            "running jobs are never evicted for space"
+        );
+        assert!(stored.contains(&job_key("fresh")));
+        assert_eq!(s.stats().removed.evicted_for_space, 1);
+        assert_eq!(s.stats().kept_in_memory, 0);
+        assert_eq!(
+            s.storage_status().kind,
+            crate::core::fallback::StorageMode::Local
+        );
+    }
+
+    #[test]
+    fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
+        let clock = ManualClock::at(T0);
+        let capped = Capped {
+            inner: MemoryStorage::new(),
+            capacity: 450,
+        };
+        let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("a", json!("1"), "c", "running")).unwrap();
+        s.record_job(meta("b", json!("1"), "c", "running")).unwrap();
+        let c = s.record_job(meta("c", json!("1"), "c", "running")).unwrap();
+        assert_eq!(s.job("c"), Some(c), "recordJob never loses the job");
+        assert!(!s.storage().inner.keys().unwrap().contains(&job_key("c")));
+        let status = s.storage_status();
+        assert_eq!(status.kind, crate::core::fallback::StorageMode::Degraded);
+        assert!(status.reason.unwrap().contains("QuotaExceededError"));
+        assert_eq!(s.stats().kept_in_memory, 1);
+        assert!(s.check_cancel("c").is_allowed());
+        assert_eq!(s.jobs().len(), 3);
+        // Logout clears memory too.
+        assert_eq!(s.logout(), 3);
+        assert_eq!(
+            s.storage_status().kind,
+            crate::core::fallback::StorageMode::Local
+        );
+    }
+
+    #[test]
+    fn every_kind_of_corrupt_entry_is_removed_counted_and_harmless() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        s.record_job(meta("good", json!("1"), "c", "running"))
+            .unwrap();
+        let good = shared.value(&job_key("good")).unwrap();
+        let foreign = JobRecord::new(meta("foreign", json!("2"), "c", "running"), T0, T0);
+        let entries = [
+            ("unparseable", "{nope".to_owned()),
+            (
+                "wrong-types",
+                r#"{"channel_id":1,"job_id":"wrong-types"}"#.to_owned(),
+            ),
+            (
+                "missing",
+                r#"{"job_id":"missing","status":"done"}"#.to_owned(),
+            ),
+            ("swapped", good.clone()),
+            (
+                "huge",
+                good.replace(
+                    "\"errors\":[]",
+                    &format!("\"errors\":[\"{}\"]", "x".repeat(20_000)),
+                ),
+            ),
+            ("__proto__", good.replace("\"good\"", "\"__proto__\"")),
+            ("constructor", good.replace("\"good\"", "\"constructor\"")),
+            ("foreign", foreign.to_stored().unwrap()),
+        ];
+        for (id, text) in &entries {
+            shared.put(&job_key(id), text);
+        }
+        let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+        assert_eq!(ids, ["good"], "the valid record is kept");
+        let mut left = shared.keys();
+        left.sort();
+        assert_eq!(left, [job_key("good"), SESSION_KEY.to_owned()]);
+        let removed = s.stats().removed;
+        assert_eq!(removed.unreadable, 3);
+        assert_eq!(removed.key_mismatch, 1);
+        assert_eq!(removed.oversized, 1);
+        assert_eq!(removed.reserved_id, 2);
+        assert_eq!(removed.foreign_owner, 1);
+        shared.put(
+            SESSION_KEY,
+            r#"{"user_id":{"forged":true},"channel_id":"c"}"#,
+        );
+        assert_eq!(s.session(), None);
+        assert_eq!(s.stats().removed.invalid_session, 1);
+        assert_eq!(
+            s.check_cancel("good").refusal(),
+            Some(CancelRefusal::NoSession)
+        );
+    }
+
+    #[test]
+    fn oversized_metadata_is_refused_and_oversized_events_keep_their_status() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        let huge = vec![json!({"message": "x".repeat(1000)}); 40];
+        let big =
+            JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "big", "user_id": "1",
+            "status": "error", "errors": huge}))
+            .unwrap();
+        assert_eq!(s.record_job(big.clone()).unwrap_err().code(), "invalid_job");
+        assert_eq!(s.session().unwrap().channel_id, None, "nothing changed");
+        s.record_job(meta("big", json!("1"), "c", "running"))
+            .unwrap();
+        let rec = s.apply_event(big).unwrap().unwrap();
+        assert_eq!(rec.status, JobStatus::Error);
+        assert!(!rec.errors.is_empty() && rec.errors.len() < 40);
+        assert_eq!(s.job("big").unwrap().status, JobStatus::Error);
     }
 }

@@ -116,8 +116,8 @@ pub async fn run(
         let _ = s.remove_event_listener_with_callback("abort", &f);
     }
     if let Ok(mut guard) = inner.try_borrow_mut() {
-        // Best effort: the outcome stands even if storage refuses the update.
-        let _ = guard.store.settle_cancel(&job_id, outcome.outcome);
+        guard.store.settle_cancel(&job_id, outcome.outcome);
+        guard.announce(super::tabs::Change::JobsChanged);
     }
     outcome
 }

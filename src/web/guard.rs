@@ -15,7 +15,9 @@ use super::cancel;
 use super::clock::DateClock;
 use super::error::to_js_error;
 use super::storage::LocalStorage;
+use super::tabs::{Change, Listeners, TabSync};
 use crate::core::error::GuardError;
+use crate::core::fallback::StorageMode;
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
 use crate::core::response::classify;
@@ -33,12 +35,25 @@ pub struct Inner {
     pub fetch: Option<js_sys::Function>,
     /// Aborted by `logout()`, which ends every cancel in flight; then replaced.
     pub logout: Option<AbortController>,
+    /// The other tabs: their changes come in, this tab's go out.
+    pub tabs: Option<TabSync>,
+}
+
+impl Inner {
+    /// Tells the other tabs of a change this tab made.
+    pub fn announce(&self, change: Change) {
+        if let Some(tabs) = &self.tabs {
+            let shared = self.store.storage_status().kind != StorageMode::Memory;
+            tabs.announce(change, shared);
+        }
+    }
 }
 
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]
 pub struct JobGuard {
     inner: Rc<RefCell<Inner>>,
+    listeners: Rc<RefCell<Listeners>>,
 }
 
 #[derive(Serialize)]
@@ -113,28 +128,72 @@ impl JobGuard {
 
 #[wasm_bindgen]
 impl JobGuard {
-    /// Creates a guard. Throws a `GuardError` (`invalid_options`) for bad options, or
-    /// (`storage_failed`) when `storage: "local"` is asked for and localStorage is unavailable.
+    /// Creates a guard. Throws a `GuardError` (`invalid_options`) for bad options; never for
+    /// storage: without a usable localStorage it keeps its data in memory and says so in
+    /// `storage`.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "GuardOptions")] options: JsValue,
     ) -> Result<JobGuard, JsValue> {
         // `undefined` and `null` read as JSON null: all defaults.
         let (options, fetch) = read_options(&options)?;
-        let storage: Box<dyn KeyValue> = match options.storage {
-            StorageKind::Memory => Box::new(MemoryStorage::new()),
+        let memory = || -> Box<dyn KeyValue> { Box::new(MemoryStorage::new()) };
+        let store = match options.storage {
+            StorageKind::Memory => JobStore::private(memory(), None, DateClock, &options),
             StorageKind::Local => {
-                Box::new(guarded(LocalStorage::open().map_err(GuardError::from))?)
+                let probe = format!("{}:v1:probe", options.namespace);
+                match LocalStorage::open(&probe) {
+                    Ok(local) => {
+                        JobStore::new(Box::new(local) as Box<dyn KeyValue>, DateClock, &options)
+                    }
+                    Err(e) => JobStore::private(memory(), Some(e.to_string()), DateClock, &options),
+                }
             }
         };
-        Ok(JobGuard {
-            inner: Rc::new(RefCell::new(Inner {
-                store: JobStore::new(storage, DateClock, &options),
-                options,
-                fetch,
-                logout: AbortController::new().ok(),
-            })),
-        })
+        let namespace = options.namespace.clone();
+        let inner = Rc::new(RefCell::new(Inner {
+            store,
+            options,
+            fetch,
+            logout: AbortController::new().ok(),
+            tabs: None,
+        }));
+        let listeners = Rc::new(RefCell::new(Listeners::default()));
+        let tabs = TabSync::start(&namespace, Rc::downgrade(&inner), Rc::clone(&listeners));
+        if let Ok(mut i) = inner.try_borrow_mut() {
+            i.tabs = Some(tabs);
+        }
+        Ok(JobGuard { inner, listeners })
+    }
+
+    /// Where the guard keeps its data: `{ kind: "local" | "memory" | "degraded", reason }`.
+    #[wasm_bindgen(getter, unchecked_return_type = "StorageStatus")]
+    pub fn storage(&self) -> Result<JsValue, JsValue> {
+        let status = self.with(|g| Ok(g.store.storage_status()))?;
+        to_js(&status)
+    }
+
+    /// What the guard removed from storage or kept in memory, by reason.
+    #[wasm_bindgen(unchecked_return_type = "GuardStats")]
+    pub fn stats(&self) -> Result<JsValue, JsValue> {
+        let stats = self.with(|g| Ok(g.store.stats()))?;
+        to_js(&stats)
+    }
+
+    /// Calls `callback({ type })` when another tab signs out (`"logout"`), signs in as someone
+    /// else (`"user_changed"`) or changes this session's jobs (`"jobs_changed"`). Returns a
+    /// function that unsubscribes.
+    #[wasm_bindgen(js_name = onChange, unchecked_return_type = "() => void")]
+    pub fn on_change(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] callback: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let callback = callback.dyn_into::<js_sys::Function>().map_err(|_| {
+            to_js_error(&GuardError::InvalidOptions(
+                "onChange needs a function".to_owned(),
+            ))
+        })?;
+        Ok(Listeners::add(&self.listeners, callback))
     }
 
     /// Signs a session in. A different user than the stored session's purges every record
@@ -146,7 +205,17 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&session, GuardError::InvalidSession)?;
         let session = guarded(Session::from_login(&value))?;
-        let purged = self.with(|g| guarded(g.store.login(session)))?;
+        let purged = self.with(|g| {
+            let before = g.store.session().map(|s| s.user_id);
+            let user = session.user_id.clone();
+            let purged = guarded(g.store.login(session))?;
+            if before != Some(user) {
+                g.announce(Change::UserChanged);
+            } else if purged > 0 {
+                g.announce(Change::JobsChanged);
+            }
+            Ok(purged)
+        })?;
         to_js(&PurgeResult { purged })
     }
 
@@ -156,15 +225,15 @@ impl JobGuard {
     pub fn logout(&self) -> Result<JsValue, JsValue> {
         let (purged, in_flight) = self.with(|g| {
             let in_flight = std::mem::replace(&mut g.logout, AbortController::new().ok());
-            Ok((g.store.logout(), in_flight))
+            let purged = g.store.logout();
+            g.announce(Change::Logout);
+            Ok((purged, in_flight))
         })?;
         // Abort outside the borrow: abort listeners run synchronously.
         if let Some(controller) = in_flight {
             controller.abort();
         }
-        to_js(&PurgeResult {
-            purged: guarded(purged)?,
-        })
+        to_js(&PurgeResult { purged })
     }
 
     /// The stored session (shared by the origin's tabs), or `null`.
@@ -186,7 +255,11 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&meta, GuardError::InvalidJob)?;
         let meta = guarded(JobMetadata::from_json(&value))?;
-        let record = self.with(|g| guarded(g.store.record_job(meta)))?;
+        let record = self.with(|g| {
+            let record = guarded(g.store.record_job(meta))?;
+            g.announce(Change::JobsChanged);
+            Ok(record)
+        })?;
         to_js(&record)
     }
 
@@ -199,7 +272,13 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&event, GuardError::InvalidJob)?;
         let event = guarded(JobMetadata::from_json(&value))?;
-        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
+        let record = self.with(|g| {
+            let record = guarded(g.store.apply_event(event))?;
+            if record.is_some() {
+                g.announce(Change::JobsChanged);
+            }
+            Ok(record)
+        })?;
         to_js(&record)
     }
 

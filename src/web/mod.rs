@@ -6,6 +6,7 @@
 //! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
 //! - `cancel`: the cancel request over `fetch`, with retries and aborts
 //! - `random`: `Math.random()`
+//! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //! - `types`: the TypeScript types the package ships
 
@@ -15,6 +16,7 @@ mod error;
 mod guard;
 mod random;
 mod storage;
+mod tabs;
 mod types;
 
 pub use guard::{classify_cancel_response, is_guard_error, JobGuard};

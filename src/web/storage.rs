@@ -14,22 +14,34 @@ pub struct LocalStorage {
 }
 
 impl LocalStorage {
-    /// The page's `localStorage`, or why there is none (no window, access denied, null).
-    pub fn open() -> Result<Self, StorageError> {
+    /// The page's `localStorage`, or why there is none (no window, access denied, null, or
+    /// an empty storage that refuses a write, as Safari's old private mode did). The write
+    /// test uses `probe_key` and removes it at once.
+    pub fn open(probe_key: &str) -> Result<Self, StorageError> {
         let window = web_sys::window().ok_or_else(|| {
             StorageError::new(
                 StorageErrorKind::Unavailable,
                 "no window: not a browser page",
             )
         })?;
-        match window.local_storage() {
-            Ok(Some(raw)) => Ok(Self { raw }),
-            Ok(None) => Err(StorageError::new(
-                StorageErrorKind::Unavailable,
-                "window.localStorage is null",
-            )),
-            Err(e) => Err(storage_error(&e, StorageErrorKind::Unavailable)),
+        let raw = match window.local_storage() {
+            Ok(Some(raw)) => raw,
+            Ok(None) => {
+                return Err(StorageError::new(
+                    StorageErrorKind::Unavailable,
+                    "window.localStorage is null",
+                ))
+            }
+            Err(e) => return Err(storage_error(&e, StorageErrorKind::Unavailable)),
+        };
+        // A storage that holds something can be read; if it is merely full, writes degrade
+        // one by one. An empty one that refuses a write is unusable.
+        if raw.length().unwrap_or(0) == 0 {
+            raw.set_item(probe_key, "1")
+                .map_err(|e| storage_error(&e, StorageErrorKind::Unavailable))?;
+            let _ = raw.remove_item(probe_key);
         }
+        Ok(Self { raw })
     }
 }
 

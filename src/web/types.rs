@@ -132,6 +132,38 @@ export type CancelCheck =
   | { allowed: true; job: JobRecord }
   | { allowed: false; reason: CancelRefusalReason; message: string };
 
+/** Where the guard keeps its data (`guard.storage`). */
+export interface StorageStatus {
+  /**
+   * `"local"`: localStorage, shared by the origin's tabs. `"memory"`: this page only (asked
+   * for, or localStorage is unavailable: `reason` says why). `"degraded"`: localStorage, but
+   * some writes were refused (storage full) and are kept in this tab's memory.
+   */
+  kind: "local" | "memory" | "degraded";
+  reason: string | null;
+}
+
+/** What the guard removed from storage, by reason, and what it kept in memory (`guard.stats()`). */
+export interface GuardStats {
+  removed: {
+    unreadable: number;
+    oversized: number;
+    reservedId: number;
+    keyMismatch: number;
+    expired: number;
+    foreignOwner: number;
+    invalidSession: number;
+    evictedForSpace: number;
+    evictedOverLimit: number;
+  };
+  keptInMemory: number;
+}
+
+/** What another tab changed (`guard.onChange`). */
+export interface GuardChange {
+  type: "logout" | "user_changed" | "jobs_changed";
+}
+
 /** The `code` of an error thrown by the guard. */
 export type GuardErrorCode =
   | "invalid_options"
@@ -139,7 +171,6 @@ export type GuardErrorCode =
   | "invalid_job"
   | "no_session"
   | "not_job_owner"
-  | "storage_failed"
   | "internal";
 
 /** Every error the guard throws is an `Error` of this shape. */

@@ -89,8 +89,6 @@ test("errors are Error objects named GuardError with a code", () => {
       },
       "invalid_job",
     ],
-    // Node has no window.localStorage: asking for it is a typed error, not a crash.
-    [() => new JobGuard(), "storage_failed"],
   ];
   for (const [fn, code] of cases) {
     const err = thrown(fn);
@@ -103,6 +101,16 @@ test("errors are Error objects named GuardError with a code", () => {
   assert.equal(isGuardError(new Error("other")), false);
   assert.equal(isGuardError(null), false);
   assert.equal(isGuardError({ name: "GuardError" }), false);
+});
+
+test("without localStorage (Node) the guard falls back to memory and says why", () => {
+  const guard = new JobGuard();
+  assert.equal(guard.storage.kind, "memory");
+  assert.match(guard.storage.reason, /no window/);
+  guard.login({ userId: 1 });
+  guard.recordJob(created);
+  assert.equal(guard.checkCancel(created.job_id).allowed, true);
+  assert.deepEqual(new JobGuard({ storage: "memory" }).storage, { kind: "memory", reason: null });
 });
 
 test("the module keeps working after every error (no panic poisons it)", () => {

@@ -47,10 +47,20 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   } catch (e) {
     if (isGuardError(e)) {
       const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
-        | "not_job_owner" | "storage_failed" | "internal" = e.code;
+        | "not_job_owner" | "internal" = e.code;
       text += code + e.message;
     }
   }
+
+  const where: "local" | "memory" | "degraded" = guard.storage.kind;
+  const reason: string | null = guard.storage.reason;
+  const removed: number = guard.stats().removed.foreignOwner + guard.stats().keptInMemory;
+  const unsubscribe: () => void = guard.onChange((change) => {
+    const kind: "logout" | "user_changed" | "jobs_changed" = change.type;
+    text += kind;
+  });
+  unsubscribe();
+  text += `${where}${reason}${removed}`;
 
   const withHttp = new JobGuard({
     cancelUrl: "/superset/api/v1/async_event/{job_id}/cancel",
