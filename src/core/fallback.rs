@@ -105,12 +105,14 @@ impl<S: KeyValue> FallbackStorage<S> {
         keys.into_iter().collect()
     }
 
-    /// Writes to the primary only; the caller decides what to do when it refuses.
+    /// Writes to the primary only; the caller decides what to do when it refuses. A write
+    /// that succeeds also moves what memory holds back to the primary, where it can.
     pub fn try_set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
         match self.primary.set(key, value) {
             Ok(()) => {
                 let _ = self.overlay.remove(key);
                 self.tombstones.remove(key);
+                self.heal();
                 Ok(())
             }
             Err(e) => {
@@ -118,6 +120,32 @@ impl<S: KeyValue> FallbackStorage<S> {
                 Err(e)
             }
         }
+    }
+
+    /// The primary takes writes again: hand it what memory kept, and retry refused removals.
+    /// Stops at the first refusal; both sets are small.
+    fn heal(&mut self) {
+        for key in self.overlay.keys().unwrap_or_default() {
+            let Ok(Some(value)) = self.overlay.get(&key) else {
+                continue;
+            };
+            if self.primary.set(&key, &value).is_err() {
+                return;
+            }
+            let _ = self.overlay.remove(&key);
+        }
+        let tombstones: Vec<String> = self.tombstones.iter().cloned().collect();
+        for key in tombstones {
+            if self.primary.remove(&key).is_err() {
+                return;
+            }
+            self.tombstones.remove(&key);
+        }
+    }
+
+    /// Keys whose removal the primary refused (they read as absent here).
+    pub fn tombstones(&self) -> Vec<String> {
+        self.tombstones.iter().cloned().collect()
     }
 
     /// Keeps a value the primary refused, in this tab's memory.
@@ -216,6 +244,14 @@ mod tests {
         s.primary.refuse_writes = false;
         s.try_set("b", "3").unwrap();
         assert_eq!(s.get("b").as_deref(), Some("3"));
+        assert_eq!(s.status().kind, StorageMode::Local);
+        // And a write of another key hands memory's values back too.
+        s.primary.refuse_writes = true;
+        assert!(s.try_set("c", "4").is_err());
+        s.keep_in_memory("c", "4");
+        s.primary.refuse_writes = false;
+        s.try_set("d", "5").unwrap();
+        assert_eq!(s.primary.inner.get("c").unwrap().as_deref(), Some("4"));
         assert_eq!(s.status().kind, StorageMode::Local);
     }
 

@@ -152,6 +152,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// `last_async_event_id`. Returns how many job records were removed; a second logout
     /// removes nothing. Never fails: what the storage refuses to remove reads as absent here.
     pub fn logout(&mut self) -> usize {
+        // Removals refused before (already counted then): try them again.
+        for key in self.storage.tombstones() {
+            self.storage.remove(&key);
+        }
         let mut purged = 0;
         for key in self.storage.keys() {
             if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {

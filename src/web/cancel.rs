@@ -117,7 +117,6 @@ pub async fn run(
     }
     if let Ok(mut guard) = inner.try_borrow_mut() {
         guard.store.settle_cancel(&job_id, outcome.outcome);
-        guard.announce(super::tabs::Change::JobsChanged);
     }
     outcome
 }

@@ -40,11 +40,13 @@ pub struct Inner {
 }
 
 impl Inner {
-    /// Tells the other tabs of a change this tab made.
-    pub fn announce(&self, change: Change) {
+    /// Tells the other tabs that this tab signed out or switched user. (Job changes need no
+    /// message: they are in localStorage, whose `storage` event the other tabs get.)
+    pub fn announce(&mut self, change: Change) {
+        let shared = self.store.storage_status().kind != StorageMode::Memory;
+        let user = self.store.session().and_then(|s| s.user_id);
         if let Some(tabs) = &self.tabs {
-            let shared = self.store.storage_status().kind != StorageMode::Memory;
-            tabs.announce(change, shared);
+            tabs.announce(change, user.as_deref(), shared);
         }
     }
 }
@@ -211,8 +213,6 @@ impl JobGuard {
             let purged = guarded(g.store.login(session))?;
             if before != Some(user) {
                 g.announce(Change::UserChanged);
-            } else if purged > 0 {
-                g.announce(Change::JobsChanged);
             }
             Ok(purged)
         })?;
@@ -255,11 +255,7 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&meta, GuardError::InvalidJob)?;
         let meta = guarded(JobMetadata::from_json(&value))?;
-        let record = self.with(|g| {
-            let record = guarded(g.store.record_job(meta))?;
-            g.announce(Change::JobsChanged);
-            Ok(record)
-        })?;
+        let record = self.with(|g| guarded(g.store.record_job(meta)))?;
         to_js(&record)
     }
 
@@ -272,13 +268,7 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let value = json_from_js(&event, GuardError::InvalidJob)?;
         let event = guarded(JobMetadata::from_json(&value))?;
-        let record = self.with(|g| {
-            let record = guarded(g.store.apply_event(event))?;
-            if record.is_some() {
-                g.announce(Change::JobsChanged);
-            }
-            Ok(record)
-        })?;
+        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
         to_js(&record)
     }
 

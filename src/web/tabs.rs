@@ -103,7 +103,10 @@ impl TabSync {
             let listeners = Rc::clone(&listeners);
             let closure = Closure::<dyn FnMut(StorageEvent)>::new(move |event: StorageEvent| {
                 if let Some(change) = classify_storage_event(&inner, &event) {
-                    apply(&inner, &listeners, change);
+                    if change != Change::JobsChanged {
+                        end_session_here(&inner);
+                    }
+                    Listeners::notify(&listeners, change);
                 }
             });
             let _ = window
@@ -116,20 +119,10 @@ impl TabSync {
             .and_then(|_| BroadcastChannel::new(&format!("superset-job-guard:{namespace}")).ok());
         let on_message = channel.as_ref().map(|channel| {
             let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-                let data = event.data();
-                let field = |k: &str| Reflect::get(&data, &JsValue::from_str(k)).ok();
-                let Some(change) = field("type")
-                    .and_then(|v| v.as_string())
-                    .and_then(|s| Change::parse(&s))
-                else {
-                    return;
-                };
-                let sender_local = field("local").and_then(|v| v.as_bool()).unwrap_or(false);
-                // Between two localStorage tabs the storage event already told us.
-                if sender_local && mode_of(&inner).is_some_and(|m| m != StorageMode::Memory) {
-                    return;
+                if let Some(change) = read_message(&inner, &event.data()) {
+                    end_session_here(&inner);
+                    Listeners::notify(&listeners, change);
                 }
-                apply(&inner, &listeners, change);
             });
             channel.set_onmessage(Some(closure.as_ref().unchecked_ref()));
             closure
@@ -141,14 +134,22 @@ impl TabSync {
         }
     }
 
-    /// Tells the other tabs what this one changed.
-    pub fn announce(&self, change: Change, local: bool) {
-        if let Some(channel) = &self.channel {
-            let message = Object::new();
-            let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
-            let _ = Reflect::set(&message, &"local".into(), &local.into());
-            let _ = channel.post_message(&message);
+    /// Tells the other tabs that this one signed out, or signed in as `user` (`None`: a guest).
+    /// Sent over the BroadcastChannel, which also reaches tabs that have no localStorage;
+    /// `shared` says whether the change is in localStorage too (its tabs heard it already).
+    pub fn announce(&self, change: Change, user: Option<&str>, shared: bool) {
+        let Some(channel) = &self.channel else {
+            return;
+        };
+        if change == Change::JobsChanged {
+            return; // jobs live in localStorage: its storage event carries them
         }
+        let message = Object::new();
+        let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
+        let _ = Reflect::set(&message, &"shared".into(), &shared.into());
+        let user = user.map_or(JsValue::NULL, JsValue::from_str);
+        let _ = Reflect::set(&message, &"userId".into(), &user);
+        let _ = channel.post_message(&message);
     }
 }
 
@@ -166,10 +167,25 @@ impl Drop for TabSync {
     }
 }
 
-fn mode_of(inner: &Weak<RefCell<Inner>>) -> Option<StorageMode> {
+/// What a message from another tab means for this guard: a logout, or a sign-in as another
+/// user than this tab's session. `None` when this tab already heard it by storage event, has
+/// no session, or the same user signed in.
+fn read_message(inner: &Weak<RefCell<Inner>>, data: &JsValue) -> Option<Change> {
+    let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
+    let change = Change::parse(&field("type")?.as_string()?)?;
+    let shared = field("shared").and_then(|v| v.as_bool()).unwrap_or(false);
+    let user = field("userId").and_then(|v| v.as_string());
     let inner = inner.upgrade()?;
-    let guard = inner.try_borrow().ok()?;
-    Some(guard.store.storage_status().kind)
+    let mut guard = inner.try_borrow_mut().ok()?;
+    if shared && guard.store.storage_status().kind != StorageMode::Memory {
+        return None;
+    }
+    let session = guard.store.session()?;
+    match change {
+        Change::Logout => Some(Change::Logout),
+        Change::UserChanged if session.user_id != user => Some(Change::UserChanged),
+        _ => None,
+    }
 }
 
 /// What a `storage` event from another tab means for this guard, if anything.
@@ -200,19 +216,18 @@ fn classify_storage_event(inner: &Weak<RefCell<Inner>>, event: &StorageEvent) ->
     }
 }
 
-/// Drops what this tab kept in memory for a session that ended elsewhere, then tells the app.
-fn apply(inner: &Weak<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>, change: Change) {
-    if matches!(change, Change::Logout | Change::UserChanged) {
-        if let Some(inner) = inner.upgrade() {
-            if let Ok(mut guard) = inner.try_borrow_mut() {
-                if guard.store.storage_status().kind == StorageMode::Memory {
-                    // A memory-only tab's session is its own copy of the ended one: end it.
-                    guard.store.logout();
-                } else {
-                    guard.store.forget_memory();
-                }
-            }
-        }
+/// Ends this tab's copy of a session that ended elsewhere: a memory-only tab signs out; a
+/// localStorage tab (whose storage already changed) drops what it kept in memory.
+fn end_session_here(inner: &Weak<RefCell<Inner>>) {
+    let Some(inner) = inner.upgrade() else {
+        return;
+    };
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return;
+    };
+    if guard.store.storage_status().kind == StorageMode::Memory {
+        guard.store.logout();
+    } else {
+        guard.store.forget_memory();
     }
-    Listeners::notify(listeners, change);
 }

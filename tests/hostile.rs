@@ -1,0 +1,519 @@
+//! Browser tests of hostile storage and many tabs, in Chromium and Firefox. Failures are made
+//! the way browsers make them: by replacing the `localStorage` getter or `Storage.prototype`
+//! methods from JS, restored after each test.
+#![cfg(target_arch = "wasm32")]
+
+use serde_json::{json, Value};
+use superset_job_guard::web::JobGuard;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn js(value: Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap()
+}
+
+fn rust(value: &JsValue) -> Value {
+    if value.is_undefined() {
+        return Value::Null;
+    }
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
+}
+
+/// Runs JS that breaks something and returns a function that mends it.
+fn sabotage(body: &str) -> js_sys::Function {
+    js_sys::Function::new_no_args(body)
+        .call0(&JsValue::NULL)
+        .unwrap()
+        .dyn_into()
+        .unwrap()
+}
+
+fn mend(restore: js_sys::Function) {
+    restore.call0(&JsValue::NULL).unwrap();
+}
+
+const GETTER_THROWS: &str = r#"
+  const original = Object.getOwnPropertyDescriptor(window, "localStorage");
+  Object.defineProperty(window, "localStorage", { configurable: true,
+    get() { throw new DOMException("The operation is insecure.", "SecurityError"); } });
+  return () => Object.defineProperty(window, "localStorage", original);
+"#;
+
+const GETTER_NULL: &str = r#"
+  const original = Object.getOwnPropertyDescriptor(window, "localStorage");
+  Object.defineProperty(window, "localStorage", { configurable: true, get() { return null; } });
+  return () => Object.defineProperty(window, "localStorage", original);
+"#;
+
+fn patch_method(method: &str, body: &str) -> js_sys::Function {
+    sabotage(&format!(
+        r#"const original = Storage.prototype.{method};
+           Storage.prototype.{method} = function (...args) {{ {body} }};
+           const call = (self, args) => original.apply(self, args);
+           window.__original = call;
+           return () => {{ Storage.prototype.{method} = original; delete window.__original; }};"#
+    ))
+}
+
+const QUOTA: &str =
+    r#"throw new DOMException("The quota has been exceeded.", "QuotaExceededError");"#;
+
+fn storage() -> web_sys::Storage {
+    web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+fn keys_of(ns: &str) -> Vec<String> {
+    let store = storage();
+    let mut keys: Vec<String> = (0..store.length().unwrap())
+        .filter_map(|i| store.key(i).unwrap())
+        .filter(|k| k.starts_with(&format!("{ns}:")))
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn clear(ns: &str) {
+    for k in keys_of(ns) {
+        storage().remove_item(&k).unwrap();
+    }
+}
+
+fn guard(options: Value) -> JobGuard {
+    JobGuard::new(js(options)).unwrap()
+}
+
+fn meta(job: &str, status: &str) -> JsValue {
+    js(
+        json!({"channel_id": "c", "job_id": job, "user_id": "1", "status": status,
+              "errors": [], "result_url": null}),
+    )
+}
+
+/// Signs in as user 1, records a job and checks it: the guard keeps its rules whatever the storage.
+fn exercise(g: &JobGuard) {
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let rec = rust(&g.record_job(meta("job-1", "running")).unwrap());
+    assert_eq!(rec["job_id"], "job-1");
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+        true
+    );
+    assert_eq!(
+        rust(&g.check_cancel("someone-else".into()).unwrap())["reason"],
+        "unknown_job"
+    );
+    assert_guard_error(
+        g.record_job(js(json!({"channel_id": "c", "job_id": "b", "user_id": "2",
+        "status": "running"})))
+            .unwrap_err(),
+        "not_job_owner",
+    );
+    assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 1 }));
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["reason"],
+        "no_session"
+    );
+}
+
+fn assert_guard_error(thrown: JsValue, code: &str) {
+    let got = js_sys::Reflect::get(&thrown, &"code".into()).unwrap();
+    assert_eq!(got.as_string().as_deref(), Some(code));
+}
+
+async fn tick(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    JsFuture::from(promise).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+fn a_local_storage_getter_that_throws_falls_back_to_memory() {
+    let restore = sabotage(GETTER_THROWS);
+    let g = JobGuard::new(js(json!({ "namespace": "h-getter" })));
+    mend(restore);
+    let g = g.expect("constructing never throws for storage reasons");
+    let status = rust(&g.storage().unwrap());
+    assert_eq!(status["kind"], "memory");
+    assert!(
+        status["reason"].as_str().unwrap().contains("SecurityError"),
+        "{status}"
+    );
+    exercise(&g);
+    assert!(
+        keys_of("h-getter").is_empty(),
+        "nothing reached localStorage"
+    );
+}
+
+#[wasm_bindgen_test]
+fn a_null_local_storage_falls_back_to_memory() {
+    let restore = sabotage(GETTER_NULL);
+    let g = JobGuard::new(js(json!({ "namespace": "h-null" })));
+    mend(restore);
+    let g = g.unwrap();
+    let status = rust(&g.storage().unwrap());
+    assert_eq!(status["kind"], "memory");
+    assert!(status["reason"].as_str().unwrap().contains("null"));
+    exercise(&g);
+}
+
+#[wasm_bindgen_test]
+fn an_empty_storage_that_refuses_every_write_falls_back_to_memory() {
+    // Safari's old private mode: an empty localStorage whose setItem always throws.
+    let saved: Vec<(String, String)> = {
+        let s = storage();
+        (0..s.length().unwrap())
+            .filter_map(|i| s.key(i).unwrap())
+            .map(|k| (k.clone(), s.get_item(&k).unwrap().unwrap()))
+            .collect()
+    };
+    storage().clear().unwrap();
+    let restore = patch_method("setItem", QUOTA);
+    let g = JobGuard::new(js(json!({ "namespace": "h-private" })));
+    let status = rust(&g.as_ref().unwrap().storage().unwrap());
+    let g = g.unwrap();
+    exercise(&g);
+    mend(restore);
+    for (k, v) in saved {
+        storage().set_item(&k, &v).unwrap();
+    }
+    assert_eq!(status["kind"], "memory");
+    assert!(
+        status["reason"]
+            .as_str()
+            .unwrap()
+            .contains("QuotaExceededError"),
+        "{status}"
+    );
+}
+
+#[wasm_bindgen_test]
+fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
+    clear("h-degraded");
+    let g = guard(json!({ "namespace": "h-degraded" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    assert_eq!(
+        rust(&g.storage().unwrap()),
+        json!({"kind": "local", "reason": null})
+    );
+    let restore = patch_method("setItem", QUOTA);
+    let rec = g.record_job(meta("job-1", "running"));
+    mend(restore);
+    let rec = rust(&rec.unwrap());
+    assert_eq!(
+        rust(&g.job("job-1".into()).unwrap()),
+        rec,
+        "recordJob never loses the job"
+    );
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+        true
+    );
+    let status = rust(&g.storage().unwrap());
+    assert_eq!(status["kind"], "degraded");
+    assert!(status["reason"]
+        .as_str()
+        .unwrap()
+        .contains("QuotaExceededError"));
+    // The record and the session marker (which adopted the job's channel).
+    assert_eq!(rust(&g.stats().unwrap())["keptInMemory"], 2);
+    assert_eq!(keys_of("h-degraded"), ["h-degraded:v1:session"]);
+    let stored = storage()
+        .get_item("h-degraded:v1:session")
+        .unwrap()
+        .unwrap();
+    assert!(
+        !stored.contains("\"c\""),
+        "storage still has the old marker: {stored}"
+    );
+    // Once storage takes writes again, the next write hands back what memory kept.
+    g.record_job(meta("job-2", "running")).unwrap();
+    assert_eq!(rust(&g.storage().unwrap())["kind"], "local");
+    assert_eq!(keys_of("h-degraded").len(), 3);
+    let stored = storage()
+        .get_item("h-degraded:v1:session")
+        .unwrap()
+        .unwrap();
+    assert!(stored.contains("\"c\""), "{stored}");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
+    clear("h-full");
+    let g = guard(json!({ "namespace": "h-full" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let now = js_sys::Date::now();
+    for (i, (job, status)) in [
+        ("old-done", "done"),
+        ("running", "running"),
+        ("new-done", "error"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let rec = json!({"channel_id": "c", "job_id": job, "user_id": "1", "status": status,
+            "errors": [], "result_url": null, "created_at": now - 100.0 + i as f64, "updated_at": now});
+        storage()
+            .set_item(&format!("h-full:v1:job:{job}"), &rec.to_string())
+            .unwrap();
+    }
+    storage()
+        .set_item("h-full:v1:session", r#"{"user_id":"1","channel_id":"c"}"#)
+        .unwrap();
+    // A quota of three job records in this namespace.
+    let restore = patch_method(
+        "setItem",
+        r#"const [key] = args;
+           const jobs = Object.keys(localStorage).filter((k) => k.startsWith("h-full:v1:job:"));
+           if (key.startsWith("h-full:v1:job:") && !jobs.includes(key) && jobs.length >= 3)
+             throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+           return window.__original(this, args);"#,
+    );
+    let rec = g.record_job(meta("fresh", "pending"));
+    mend(restore);
+    assert!(rec.is_ok());
+    assert_eq!(
+        keys_of("h-full"),
+        [
+            "h-full:v1:job:fresh",
+            "h-full:v1:job:new-done",
+            "h-full:v1:job:running",
+            "h-full:v1:session"
+        ],
+        "only the oldest terminal record went"
+    );
+    let stats = rust(&g.stats().unwrap());
+    assert_eq!(stats["removed"]["evictedForSpace"], 1);
+    assert_eq!(stats["keptInMemory"], 0);
+    assert_eq!(rust(&g.storage().unwrap())["kind"], "local");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn reads_that_throw_are_absent_values_not_exceptions() {
+    clear("h-reads");
+    let g = guard(json!({ "namespace": "h-reads" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    let restore = patch_method(
+        "getItem",
+        r#"throw new DOMException("denied", "SecurityError");"#,
+    );
+    let session = g.session();
+    let check = g.check_cancel("job-1".into());
+    let jobs = g.jobs();
+    mend(restore);
+    assert_eq!(rust(&session.unwrap()), Value::Null);
+    assert_eq!(
+        rust(&check.unwrap())["reason"],
+        "no_session",
+        "fails closed"
+    );
+    assert_eq!(rust(&jobs.unwrap()), json!([]));
+
+    let restore = patch_method("key", r#"throw new Error("key() broke");"#);
+    let jobs = g.jobs();
+    mend(restore);
+    assert_eq!(
+        rust(&jobs.unwrap()),
+        json!([]),
+        "cannot list: nothing listed, no throw"
+    );
+    assert_eq!(
+        rust(&g.jobs().unwrap()).as_array().unwrap().len(),
+        1,
+        "the record survived"
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn removals_that_throw_still_log_out_this_tab() {
+    clear("h-remove");
+    let g = guard(json!({ "namespace": "h-remove" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    let restore = patch_method("removeItem", r#"throw new Error("removeItem broke");"#);
+    let out = g.logout();
+    let session = g.session();
+    let check = g.check_cancel("job-1".into());
+    let status = g.storage();
+    mend(restore);
+    assert_eq!(rust(&out.unwrap()), json!({ "purged": 1 }));
+    assert_eq!(rust(&session.unwrap()), Value::Null);
+    assert_eq!(rust(&check.unwrap())["reason"], "no_session");
+    assert_eq!(rust(&status.unwrap())["kind"], "degraded");
+    g.logout().unwrap();
+    assert!(keys_of("h-remove").is_empty());
+}
+
+#[wasm_bindgen_test]
+fn corrupt_and_forged_entries_are_removed_counted_and_never_thrown() {
+    clear("h-corrupt");
+    let g = guard(json!({ "namespace": "h-corrupt" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("good", "running")).unwrap();
+    let good = storage()
+        .get_item("h-corrupt:v1:job:good")
+        .unwrap()
+        .unwrap();
+    let now = js_sys::Date::now();
+    let foreign = json!({"channel_id": "c", "job_id": "foreign", "user_id": "2", "status": "running",
+        "errors": [], "result_url": null, "created_at": now, "updated_at": now});
+    let entries = [
+        ("unparseable", "{nope".to_owned()),
+        (
+            "wrong-types",
+            r#"{"channel_id":1,"job_id":"wrong-types"}"#.to_owned(),
+        ),
+        (
+            "missing-fields",
+            r#"{"job_id":"missing-fields","status":"done"}"#.to_owned(),
+        ),
+        ("swapped", good.clone()),
+        (
+            "huge",
+            good.replace(
+                r#""errors":[]"#,
+                &format!(r#""errors":["{}"]"#, "x".repeat(20_000)),
+            ),
+        ),
+        ("__proto__", good.replace(r#""good""#, r#""__proto__""#)),
+        ("constructor", good.replace(r#""good""#, r#""constructor""#)),
+        ("foreign", foreign.to_string()),
+    ];
+    for (id, text) in &entries {
+        storage()
+            .set_item(&format!("h-corrupt:v1:job:{id}"), text)
+            .unwrap();
+    }
+    storage().set_item("h-corrupt:v2:job:future", "{}").unwrap();
+    let jobs = rust(&g.jobs().unwrap());
+    assert_eq!(jobs.as_array().unwrap().len(), 1);
+    assert_eq!(jobs[0]["job_id"], "good");
+    assert_eq!(
+        keys_of("h-corrupt"),
+        [
+            "h-corrupt:v1:job:good",
+            "h-corrupt:v1:session",
+            "h-corrupt:v2:job:future"
+        ],
+        "another version's keys are left to it"
+    );
+    assert_eq!(
+        rust(&g.stats().unwrap())["removed"],
+        json!({"unreadable": 3, "oversized": 1, "reservedId": 2, "keyMismatch": 1, "expired": 0,
+               "foreignOwner": 1, "invalidSession": 0, "evictedForSpace": 0, "evictedOverLimit": 0})
+    );
+    storage()
+        .set_item(
+            "h-corrupt:v1:session",
+            r#"{"user_id":[1],"channel_id":"c"}"#,
+        )
+        .unwrap();
+    assert_eq!(rust(&g.session().unwrap()), Value::Null);
+    assert_eq!(rust(&g.stats().unwrap())["removed"]["invalidSession"], 1);
+    g.logout().unwrap();
+    assert!(
+        keys_of("h-corrupt").is_empty(),
+        "logout clears every version"
+    );
+}
+
+#[wasm_bindgen_test]
+fn another_tabs_storage_changes_reach_on_change() {
+    clear("h-events");
+    let g = guard(json!({ "namespace": "h-events" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let seen = js_sys::Array::new();
+    let record =
+        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+            .call1(&JsValue::NULL, &seen)
+            .unwrap();
+    let unsubscribe: js_sys::Function = g.on_change(record).unwrap().dyn_into().unwrap();
+    let fire = sabotage(
+        r#"return (key, oldValue, newValue) => window.dispatchEvent(new StorageEvent("storage",
+             { key, oldValue, newValue, storageArea: localStorage }));"#,
+    );
+    let dispatch = |key: JsValue, old: &str, new: JsValue| {
+        fire.call3(&JsValue::NULL, &key, &JsValue::from_str(old), &new)
+            .unwrap();
+    };
+    let alice = r#"{"user_id":"1","channel_id":"c"}"#;
+    dispatch("h-events:v1:job:x".into(), "", "{}".into());
+    dispatch(
+        "h-events:v1:session".into(),
+        alice,
+        r#"{"user_id":"2","channel_id":"d"}"#.into(),
+    );
+    dispatch("h-events:v1:session".into(), alice, JsValue::NULL);
+    dispatch("unrelated".into(), "", "x".into());
+    dispatch("h-events-other:v1:session".into(), alice, JsValue::NULL);
+    assert_eq!(
+        rust(&seen),
+        json!(["jobs_changed", "user_changed", "logout"])
+    );
+    unsubscribe.call0(&JsValue::NULL).unwrap();
+    dispatch("h-events:v1:session".into(), alice, JsValue::NULL);
+    assert_eq!(seen.length(), 3, "unsubscribed");
+    assert_guard_error(
+        g.on_change(JsValue::from_str("not a function"))
+            .unwrap_err(),
+        "invalid_options",
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_logout_reaches_memory_only_tabs_by_broadcast_channel() {
+    // Two tabs whose storage fell back to memory share nothing but the channel.
+    let one = guard(json!({ "namespace": "h-bc", "storage": "memory" }));
+    let two = guard(json!({ "namespace": "h-bc", "storage": "memory" }));
+    for g in [&one, &two] {
+        g.login(js(json!({ "userId": 1 }))).unwrap();
+        g.record_job(meta("job-1", "running")).unwrap();
+    }
+    let seen = js_sys::Array::new();
+    let record =
+        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+            .call1(&JsValue::NULL, &seen)
+            .unwrap();
+    let _keep = two.on_change(record).unwrap();
+    one.logout().unwrap();
+    tick(50).await;
+    assert_eq!(rust(&seen), json!(["logout"]));
+    assert_eq!(
+        rust(&two.session().unwrap()),
+        Value::Null,
+        "the other tab dropped its memory state"
+    );
+    assert_eq!(
+        rust(&two.check_cancel("job-1".into()).unwrap())["reason"],
+        "no_session"
+    );
+}
+
+#[wasm_bindgen_test]
+fn two_tabs_recording_at_once_lose_neither_record() {
+    clear("h-race");
+    let one = guard(json!({ "namespace": "h-race" }));
+    let two = guard(json!({ "namespace": "h-race" }));
+    one.login(js(json!({ "userId": 1 }))).unwrap();
+    for i in 0..20 {
+        one.record_job(meta(&format!("one-{i}"), "running"))
+            .unwrap();
+        two.record_job(meta(&format!("two-{i}"), "running"))
+            .unwrap();
+    }
+    assert_eq!(rust(&one.jobs().unwrap()).as_array().unwrap().len(), 40);
+    assert_eq!(rust(&two.jobs().unwrap()).as_array().unwrap().len(), 40);
+    one.logout().unwrap();
+}
