@@ -23,6 +23,9 @@ const guard = new JobGuard({
 });
 // For the end-to-end tests and the curious: the guard in the console.
 window.dashboard = { guard };
+if (guard.storage.kind !== "local") {
+  log(`Job metadata is kept in this page's memory only: ${guard.storage.reason ?? "storage off"}`, "refused");
+}
 
 const labels = new Map(); // job_id -> chart name, this tab only
 const cancelling = new Set();
@@ -187,8 +190,12 @@ $("forge").addEventListener("submit", (e) => {
   const jobId = $("job-id").value.trim();
   if (jobId) cancel(jobId);
 });
-// Another tab signed out, signed in or recorded a job: redraw from the shared storage.
-window.addEventListener("storage", render);
+// Another tab signed out, signed in as someone else, or changed this session's jobs.
+guard.onChange((change) => {
+  if (change.type === "logout") log("Signed out in another tab", "refused");
+  if (change.type === "user_changed") log("Another user signed in in another tab", "refused");
+  render();
+});
 
 // Page load: pick up who the server says is signed in (Superset's bootstrap data).
 const { data: me } = await call("GET", "/api/v1/me/");

@@ -150,13 +150,23 @@ test("4. two tabs: signing out in one makes the other refuse at once", async () 
   await two.waitForSelector(`#jobs tr[data-job-id="${job}"]`);
   assert.equal(await two.textContent("#session"), "Signed in as alice (user 1)");
 
+  // Both tabs record at once: neither record is lost.
+  const [fromOne, fromTwo] = await Promise.all([startJob(one), startJob(two)]);
+  for (const page of [one, two]) {
+    for (const id of [job, fromOne, fromTwo]) {
+      await page.waitForSelector(`#jobs tr[data-job-id="${id}"]`);
+    }
+    await page.waitForFunction(() => document.querySelectorAll("#jobs tr").length === 3);
+  }
+
   await signOut(one);
   const outcome = await two.evaluate((id) => window.dashboard.guard.cancel(id), job);
   assert.equal(outcome.outcome, "refused");
   assert.equal(outcome.reason, "no_session");
   assert.equal(cancels(job), 0);
-  // The other tab's page follows too (storage event).
+  // The other tab's page follows too (guard.onChange).
   await two.waitForSelector("body[data-signed-in=false]");
+  assert.match(await two.textContent("#log li:first-child"), /Signed out in another tab/);
   assert.equal(await two.locator("#jobs tr").count(), 0);
   await context.close();
 });

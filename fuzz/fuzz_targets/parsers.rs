@@ -1,0 +1,37 @@
+//! Every parser the guard runs on untrusted input: stored records and session markers (any
+//! string from localStorage), job metadata and events (any JSON from the server or the app),
+//! the options and login objects, and Retry-After headers. None may panic; what one accepts
+//! must be valid and must round-trip.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use superset_job_guard::core::model::{is_reserved_id, is_valid_id, JobMetadata, JobRecord};
+use superset_job_guard::core::options::GuardOptions;
+use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
+use superset_job_guard::core::session::Session;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Some(record) = JobRecord::from_stored(text) {
+        assert!(is_valid_id(&record.job_id) && !is_reserved_id(&record.job_id));
+        let again = record.to_stored().expect("an accepted record serialises");
+        assert_eq!(JobRecord::from_stored(&again), Some(record));
+    }
+    if let Some(session) = Session::from_stored(text) {
+        let again = session.to_stored().expect("an accepted session serialises");
+        assert_eq!(Session::from_stored(&again), Some(session));
+    }
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        if let Ok(meta) = JobMetadata::from_json(&value) {
+            assert!(is_valid_id(&meta.job_id) && !is_reserved_id(&meta.job_id));
+            assert!(is_valid_id(&meta.channel_id));
+        }
+        let _ = Session::from_login(&value);
+        let _ = GuardOptions::from_json(&value);
+    }
+    let _ = parse_retry_after(text, 1_700_000_000_000);
+    let _ = parse_http_date(text);
+});
