@@ -10,13 +10,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn js(value: Value) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap()
-}
-
-fn rust(value: &JsValue) -> Value {
-    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
-}
+mod support;
+use support::*;
 
 /// A scripted fetch. Each request takes the next step: `{status, retryAfter?}`, `"network"`
 /// (rejects like a failed fetch), `"throw"` (throws synchronously) or `"hang"` (never answers
@@ -57,24 +52,9 @@ impl MockFetch {
     }
 }
 
-fn storage() -> web_sys::Storage {
-    web_sys::window().unwrap().local_storage().unwrap().unwrap()
-}
-
-fn clear(ns: &str) {
-    let store = storage();
-    let keys: Vec<String> = (0..store.length().unwrap())
-        .filter_map(|i| store.key(i).unwrap())
-        .filter(|k| k.starts_with(&format!("{ns}:")))
-        .collect();
-    for k in keys {
-        store.remove_item(&k).unwrap();
-    }
-}
-
 /// A guard signed in as user 1 with a running job `job-1`, sending through `mock`.
 fn guard(ns: &str, mock: &MockFetch, extra: Value) -> JobGuard {
-    clear(ns);
+    fresh(ns);
     let options = js(json!({ "namespace": ns, "retry": {"baseDelayMs": 1, "maxDelayMs": 5} }));
     let extra = js(extra);
     js_sys::Object::assign(
@@ -108,16 +88,6 @@ async fn cancel_with_signal(g: &JobGuard, job_id: &str, signal: &web_sys::AbortS
             .await
             .unwrap(),
     )
-}
-
-async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            .unwrap();
-    });
-    JsFuture::from(promise).await.unwrap();
 }
 
 fn status_of(g: &JobGuard, job_id: &str) -> Value {
@@ -446,7 +416,7 @@ async fn the_cancel_url_template_gets_the_encoded_job_id() {
 #[wasm_bindgen_test]
 async fn without_a_fetch_option_the_pages_fetch_is_used_at_call_time() {
     let mock = MockFetch::new(json!([{ "status": 200 }]));
-    clear("c-global");
+    fresh("c-global");
     let g = JobGuard::new(js(json!({ "namespace": "c-global" }))).unwrap();
     g.login(js(json!({ "userId": 1 }))).unwrap();
     g.record_job(js(

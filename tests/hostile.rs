@@ -6,21 +6,12 @@
 use serde_json::{json, Value};
 use superset_job_guard::web::JobGuard;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn js(value: Value) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap()
-}
-
-fn rust(value: &JsValue) -> Value {
-    if value.is_undefined() {
-        return Value::Null;
-    }
-    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
-}
+mod support;
+use support::*;
 
 /// Runs JS that breaks something and returns a function that mends it.
 fn sabotage(body: &str) -> js_sys::Function {
@@ -61,26 +52,6 @@ fn patch_method(method: &str, body: &str) -> js_sys::Function {
 const QUOTA: &str =
     r#"throw new DOMException("The quota has been exceeded.", "QuotaExceededError");"#;
 
-fn storage() -> web_sys::Storage {
-    web_sys::window().unwrap().local_storage().unwrap().unwrap()
-}
-
-fn keys_of(ns: &str) -> Vec<String> {
-    let store = storage();
-    let mut keys: Vec<String> = (0..store.length().unwrap())
-        .filter_map(|i| store.key(i).unwrap())
-        .filter(|k| k.starts_with(&format!("{ns}:")))
-        .collect();
-    keys.sort();
-    keys
-}
-
-fn clear(ns: &str) {
-    for k in keys_of(ns) {
-        storage().remove_item(&k).unwrap();
-    }
-}
-
 fn guard(options: Value) -> JobGuard {
     JobGuard::new(js(options)).unwrap()
 }
@@ -116,21 +87,6 @@ fn exercise(g: &JobGuard) {
         rust(&g.check_cancel("job-1".into()).unwrap())["reason"],
         "no_session"
     );
-}
-
-fn assert_guard_error(thrown: JsValue, code: &str) {
-    let got = js_sys::Reflect::get(&thrown, &"code".into()).unwrap();
-    assert_eq!(got.as_string().as_deref(), Some(code));
-}
-
-async fn tick(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            .unwrap();
-    });
-    JsFuture::from(promise).await.unwrap();
 }
 
 #[wasm_bindgen_test]
@@ -196,7 +152,7 @@ fn an_empty_storage_that_refuses_every_write_falls_back_to_memory() {
 
 #[wasm_bindgen_test]
 fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
-    clear("h-degraded");
+    fresh("h-degraded");
     let g = guard(json!({ "namespace": "h-degraded" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     assert_eq!(
@@ -247,7 +203,7 @@ fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
 
 #[wasm_bindgen_test]
 fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
-    clear("h-full");
+    fresh("h-full");
     let g = guard(json!({ "namespace": "h-full" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     let now = js_sys::Date::now();
@@ -299,7 +255,7 @@ fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
 
 #[wasm_bindgen_test]
 fn reads_that_throw_are_absent_values_not_exceptions() {
-    clear("h-reads");
+    fresh("h-reads");
     let g = guard(json!({ "namespace": "h-reads" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     g.record_job(meta("job-1", "running")).unwrap();
@@ -337,7 +293,7 @@ fn reads_that_throw_are_absent_values_not_exceptions() {
 
 #[wasm_bindgen_test]
 fn removals_that_throw_still_log_out_this_tab() {
-    clear("h-remove");
+    fresh("h-remove");
     let g = guard(json!({ "namespace": "h-remove" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     g.record_job(meta("job-1", "running")).unwrap();
@@ -357,7 +313,7 @@ fn removals_that_throw_still_log_out_this_tab() {
 
 #[wasm_bindgen_test]
 fn corrupt_and_forged_entries_are_removed_counted_and_never_thrown() {
-    clear("h-corrupt");
+    fresh("h-corrupt");
     let g = guard(json!({ "namespace": "h-corrupt" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     g.record_job(meta("good", "running")).unwrap();
@@ -430,7 +386,7 @@ fn corrupt_and_forged_entries_are_removed_counted_and_never_thrown() {
 
 #[wasm_bindgen_test]
 fn another_tabs_storage_changes_reach_on_change() {
-    clear("h-events");
+    fresh("h-events");
     let g = guard(json!({ "namespace": "h-events" }));
     g.login(js(json!({ "userId": 1 }))).unwrap();
     let seen = js_sys::Array::new();
@@ -488,7 +444,7 @@ async fn a_logout_reaches_memory_only_tabs_by_broadcast_channel() {
             .unwrap();
     let _keep = two.on_change(record).unwrap();
     one.logout().unwrap();
-    tick(50).await;
+    sleep(50).await;
     assert_eq!(rust(&seen), json!(["logout"]));
     assert_eq!(
         rust(&two.session().unwrap()),
@@ -503,7 +459,7 @@ async fn a_logout_reaches_memory_only_tabs_by_broadcast_channel() {
 
 #[wasm_bindgen_test]
 fn two_tabs_recording_at_once_lose_neither_record() {
-    clear("h-race");
+    fresh("h-race");
     let one = guard(json!({ "namespace": "h-race" }));
     let two = guard(json!({ "namespace": "h-race" }));
     one.login(js(json!({ "userId": 1 }))).unwrap();

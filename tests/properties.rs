@@ -4,23 +4,19 @@
 //! record is never lost to a corrupt neighbour.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 use superset_job_guard::core::cancel::CancelCheck;
 use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
 use superset_job_guard::core::clock::ManualClock;
-use superset_job_guard::core::error::StorageError;
 use superset_job_guard::core::model::{is_reserved_id, is_valid_id, JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::random::SequenceRandom;
 use superset_job_guard::core::response::Outcome;
 use superset_job_guard::core::retry::{parse_retry_after, RetryPolicy};
 use superset_job_guard::core::session::Session;
-use superset_job_guard::core::storage::{KeyValue, MemoryStorage};
+use superset_job_guard::core::storage::{KeyValue, SharedMemory};
 use superset_job_guard::core::store::JobStore;
 
 const NS: &str = "superset-job-guard:";
@@ -28,33 +24,24 @@ const SESSION_KEY: &str = "superset-job-guard:v1:session";
 const T0: u64 = 1_700_000_000_000;
 
 /// The origin's localStorage, seen by the store and by the test.
-#[derive(Clone, Default)]
-struct Shared(Rc<RefCell<MemoryStorage>>);
+type Shared = SharedMemory;
 
-impl KeyValue for Shared {
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        self.0.borrow().get(key)
-    }
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-        self.0.borrow_mut().set(key, value)
-    }
-    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        self.0.borrow_mut().remove(key)
-    }
-    fn keys(&self) -> Result<Vec<String>, StorageError> {
-        self.0.borrow().keys()
-    }
+trait Peek {
+    fn put(&self, key: &str, value: &str);
+    fn all_keys(&self) -> Vec<String>;
+    fn marker(&self) -> Option<Session>;
+    fn marker_owns(&self, rec: &JobRecord) -> bool;
 }
 
-impl Shared {
+impl Peek for Shared {
     fn put(&self, key: &str, value: &str) {
-        self.0.borrow_mut().set(key, value).unwrap();
+        self.clone().set(key, value).unwrap();
     }
     fn all_keys(&self) -> Vec<String> {
-        self.0.borrow().keys().unwrap()
+        self.keys().unwrap()
     }
     fn marker(&self) -> Option<Session> {
-        let text = self.0.borrow().get(SESSION_KEY).unwrap()?;
+        let text = self.get(SESSION_KEY).unwrap()?;
         Session::from_stored(&text)
     }
 
@@ -62,7 +49,7 @@ impl Shared {
     /// session marker? Same user (strings, or both null) and, when the marker has a channel,
     /// the same channel.
     fn marker_owns(&self, rec: &JobRecord) -> bool {
-        let Some(text) = self.0.borrow().get(SESSION_KEY).unwrap() else {
+        let Some(text) = self.get(SESSION_KEY).unwrap() else {
             return false;
         };
         let Ok(marker) = serde_json::from_str::<Value>(&text) else {
@@ -70,7 +57,14 @@ impl Shared {
         };
         let user = match &marker["user_id"] {
             Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
+            // Whole numbers are user ids too (Superset's registry stores ints).
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Some(i.to_string()),
+                (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9e15 => {
+                    Some((f as i64).to_string())
+                }
+                _ => Some(n.to_string()),
+            },
             _ => None,
         };
         let channel_ok = match &marker["channel_id"] {

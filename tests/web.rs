@@ -10,45 +10,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn storage() -> web_sys::Storage {
-    web_sys::window().unwrap().local_storage().unwrap().unwrap()
-}
-
-fn js(value: Value) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap()
-}
-
-fn rust(value: &JsValue) -> Value {
-    if value.is_undefined() {
-        return Value::Null;
-    }
-    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
-}
-
-/// A fresh namespace with nothing stored under it.
-fn fresh(ns: &str) -> String {
-    let store = storage();
-    let prefix = format!("{ns}:");
-    let keys: Vec<String> = (0..store.length().unwrap())
-        .filter_map(|i| store.key(i).unwrap())
-        .filter(|k| k.starts_with(&prefix))
-        .collect();
-    for k in keys {
-        store.remove_item(&k).unwrap();
-    }
-    ns.to_owned()
-}
-
-fn keys_of(ns: &str) -> Vec<String> {
-    let store = storage();
-    let prefix = format!("{ns}:");
-    let mut keys: Vec<String> = (0..store.length().unwrap())
-        .filter_map(|i| store.key(i).unwrap())
-        .filter(|k| k.starts_with(&prefix))
-        .collect();
-    keys.sort();
-    keys
-}
+mod support;
+use support::*;
 
 fn guard(ns: &str) -> JobGuard {
     JobGuard::new(js(json!({ "namespace": ns }))).unwrap()
@@ -79,20 +42,6 @@ fn check(g: &mut JobGuard, job: &str) -> Value {
 
 fn reason(g: &mut JobGuard, job: &str) -> Value {
     check(g, job).get("reason").cloned().unwrap_or(Value::Null)
-}
-
-/// The thrown value is a JS `Error` named `GuardError` with this `code`.
-fn assert_guard_error(thrown: JsValue, code: &str) {
-    assert!(is_guard_error(&thrown));
-    let err: js_sys::Error = thrown.dyn_into().expect("an Error instance");
-    assert_eq!(String::from(err.name()), "GuardError");
-    let got = js_sys::Reflect::get(&err, &JsValue::from_str("code")).unwrap();
-    assert_eq!(
-        got.as_string().as_deref(),
-        Some(code),
-        "{}",
-        String::from(err.message())
-    );
 }
 
 fn error_message(thrown: &JsValue) -> String {

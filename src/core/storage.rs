@@ -4,7 +4,9 @@
 //! storage option use [`MemoryStorage`]. Every method returns errors as values: a backend must
 //! never panic.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use super::error::StorageError;
 
@@ -65,6 +67,44 @@ impl KeyValue for MemoryStorage {
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         Ok(self.entries.keys().cloned().collect())
     }
+}
+
+/// One [`MemoryStorage`] seen through several handles: the tabs of one origin, in tests (of
+/// this crate or of an app's own code). Clones share the entries.
+#[derive(Clone, Debug, Default)]
+pub struct SharedMemory(Rc<RefCell<MemoryStorage>>);
+
+impl SharedMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl KeyValue for SharedMemory {
+    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.0.try_borrow().map_or(Ok(None), |s| s.get(key))
+    }
+    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        match self.0.try_borrow_mut() {
+            Ok(mut s) => s.set(key, value),
+            Err(_) => Err(busy()),
+        }
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        match self.0.try_borrow_mut() {
+            Ok(mut s) => s.remove(key),
+            Err(_) => Err(busy()),
+        }
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        self.0
+            .try_borrow()
+            .map_or_else(|_| Err(busy()), |s| s.keys())
+    }
+}
+
+fn busy() -> StorageError {
+    StorageError::new(super::error::StorageErrorKind::Other, "storage in use")
 }
 
 #[cfg(test)]

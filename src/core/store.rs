@@ -456,37 +456,25 @@ mod tests {
     use crate::core::model::JobStatus;
     use crate::core::storage::MemoryStorage;
     use serde_json::{json, Value};
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     /// One storage seen by several stores: the tabs of one origin.
-    #[derive(Clone, Default)]
-    struct Shared(Rc<RefCell<MemoryStorage>>);
+    type Shared = crate::core::storage::SharedMemory;
 
-    impl KeyValue for Shared {
-        fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-            self.0.borrow().get(key)
-        }
-        fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-            self.0.borrow_mut().set(key, value)
-        }
-        fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-            self.0.borrow_mut().remove(key)
-        }
-        fn keys(&self) -> Result<Vec<String>, StorageError> {
-            self.0.borrow().keys()
-        }
+    trait Peek {
+        fn put(&self, key: &str, value: &str);
+        fn value(&self, key: &str) -> Option<String>;
+        fn all_keys(&self) -> Vec<String>;
     }
 
-    impl Shared {
+    impl Peek for Shared {
         fn put(&self, key: &str, value: &str) {
-            self.0.borrow_mut().set(key, value).unwrap();
+            self.clone().set(key, value).unwrap();
         }
         fn value(&self, key: &str) -> Option<String> {
-            self.0.borrow().get(key).unwrap()
+            self.get(key).unwrap()
         }
-        fn keys(&self) -> Vec<String> {
-            self.0.borrow().keys().unwrap()
+        fn all_keys(&self) -> Vec<String> {
+            KeyValue::keys(self).unwrap()
         }
     }
 
@@ -537,7 +525,7 @@ mod tests {
         assert_eq!(rec.created_at, T0);
         assert_eq!(rec.updated_at, T0);
         assert_eq!(rec.user_id.as_deref(), Some("1"));
-        let mut keys = shared.keys();
+        let mut keys = shared.all_keys();
         keys.sort();
         assert_eq!(keys, [job_key("job-a"), SESSION_KEY.to_owned()]);
         let stored: Value =
@@ -595,7 +583,7 @@ mod tests {
         s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
             .unwrap();
         assert_eq!(s.logout(), 1);
-        assert!(shared.keys().is_empty());
+        assert!(shared.all_keys().is_empty());
         s.login(login(json!("2"), None)).unwrap();
         assert_eq!(s.job("a-job"), None);
         assert_eq!(
@@ -615,7 +603,7 @@ mod tests {
             .unwrap();
         assert_eq!(s.login(login(json!("2"), None)).unwrap(), 2);
         assert!(s.jobs().is_empty());
-        assert_eq!(shared.keys(), [SESSION_KEY]);
+        assert_eq!(shared.all_keys(), [SESSION_KEY]);
         assert_eq!(s.session(), Some(login(json!("2"), None)));
         assert_eq!(
             s.check_cancel("a1").refusal(),
@@ -630,7 +618,7 @@ mod tests {
         s.login(login(json!("1"), None)).unwrap();
         s.record_job(meta("a1", json!("1"), "c", "running"))
             .unwrap();
-        shared.0.borrow_mut().remove(SESSION_KEY).unwrap();
+        shared.clone().remove(SESSION_KEY).unwrap();
         assert_eq!(s.login(login(json!("1"), None)).unwrap(), 1);
     }
 
@@ -852,7 +840,7 @@ mod tests {
         );
         clock.advance(60_000);
         assert!(s.jobs().is_empty());
-        assert_eq!(shared.keys(), [SESSION_KEY]);
+        assert_eq!(shared.all_keys(), [SESSION_KEY]);
     }
 
     #[test]
@@ -899,7 +887,7 @@ mod tests {
         shared.put("superset-job-guard-other:v1:session", "{}");
         shared.put("unrelated", "keep");
         assert_eq!(s.logout(), 3, "j1, j2 and the broken v1 record");
-        let mut keys = shared.keys();
+        let mut keys = shared.all_keys();
         keys.sort();
         assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
         assert_eq!(s.session(), None);
@@ -1260,7 +1248,7 @@ mod tests {
         }
         let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
         assert_eq!(ids, ["good"], "the valid record is kept");
-        let mut left = shared.keys();
+        let mut left = shared.all_keys();
         left.sort();
         assert_eq!(left, [job_key("good"), SESSION_KEY.to_owned()]);
         let removed = s.stats().removed;

@@ -1,0 +1,69 @@
+//! Helpers shared by the browser test files (`web.rs`, `cancel.rs`, `hostile.rs`).
+#![allow(dead_code)] // each test file uses its own subset
+
+use serde_json::Value;
+use superset_job_guard::web::is_guard_error;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// A JSON value as a plain JS value.
+pub fn js(value: Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap()
+}
+
+/// A plain JS value as JSON (`undefined` as `null`), to compare with `json!`.
+pub fn rust(value: &JsValue) -> Value {
+    if value.is_undefined() {
+        return Value::Null;
+    }
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
+}
+
+pub fn storage() -> web_sys::Storage {
+    web_sys::window().unwrap().local_storage().unwrap().unwrap()
+}
+
+/// The keys under `<ns>:`, sorted.
+pub fn keys_of(ns: &str) -> Vec<String> {
+    let store = storage();
+    let prefix = format!("{ns}:");
+    let mut keys: Vec<String> = (0..store.length().unwrap())
+        .filter_map(|i| store.key(i).unwrap())
+        .filter(|k| k.starts_with(&prefix))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Removes everything under `<ns>:` and returns `ns`: a fresh namespace for one test.
+pub fn fresh(ns: &str) -> String {
+    for k in keys_of(ns) {
+        storage().remove_item(&k).unwrap();
+    }
+    ns.to_owned()
+}
+
+/// The thrown value is a JS `Error` named `GuardError` with this `code`.
+pub fn assert_guard_error(thrown: JsValue, code: &str) {
+    assert!(is_guard_error(&thrown));
+    let err: js_sys::Error = thrown.dyn_into().expect("an Error instance");
+    assert_eq!(String::from(err.name()), "GuardError");
+    let got = js_sys::Reflect::get(&err, &JsValue::from_str("code")).unwrap();
+    assert_eq!(
+        got.as_string().as_deref(),
+        Some(code),
+        "{}",
+        String::from(err.message())
+    );
+}
+
+/// Waits `ms` on the page's timer.
+pub async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    JsFuture::from(promise).await.unwrap();
+}
