@@ -137,8 +137,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             Some(current) if current.user_id == session.user_id => {
                 let merged = Session {
                     user_id: session.user_id,
-                    channel_id: session.channel_id.or(current.channel_id),
+                    channel_id: session.channel_id.or(current.channel_id.clone()),
                 };
+                if merged == current {
+                    // A page load signing the same session in again: nothing to purge or
+                    // write (records of anyone else are never returned and go when read).
+                    return Ok(0);
+                }
                 let purged = self.purge_where(|r| !merged.owns_record(r));
                 (merged, purged)
             }
