@@ -15,7 +15,7 @@ pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
 pub const DEFAULT_MAX_JOBS: usize = 200;
 pub const MAX_NAMESPACE_LEN: usize = 64;
-pub const MAX_TTL_SECONDS: f64 = 366.0 * 24.0 * 3600.0;
+pub const MAX_TTL_SECONDS: u32 = 366 * 24 * 3600;
 pub const MAX_MAX_JOBS: usize = 10_000;
 
 pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
@@ -264,7 +264,9 @@ fn namespace(v: &Value) -> Result<String, GuardError> {
 
 fn ttl_ms(v: &Value) -> Result<u64, GuardError> {
     match v.as_f64() {
-        Some(s) if s > 0.0 && s <= MAX_TTL_SECONDS => Ok(((s * 1000.0).round() as u64).max(1)),
+        Some(s) if s > 0.0 && s <= f64::from(MAX_TTL_SECONDS) => {
+            Ok(((s * 1000.0).round() as u64).max(1))
+        }
         _ => Err(invalid(format!(
             "`ttlSeconds` must be a number of seconds above 0 and at most {MAX_TTL_SECONDS}"
         ))),

@@ -70,20 +70,29 @@ struct SessionInfo<'a> {
     channel_id: Option<&'a str>,
 }
 
-/// A JS value as JSON, for the core to validate. `undefined` reads as `null`.
+/// A JS value as JSON, for the core to validate: through the engine's own `JSON.stringify`
+/// (so `undefined` reads as `null`, and functions and symbols are left out).
 fn json_from_js(
     value: &JsValue,
     err: fn(String) -> GuardError,
 ) -> Result<serde_json::Value, JsValue> {
-    serde_wasm_bindgen::from_value(value.clone())
+    if value.is_undefined() {
+        return Ok(serde_json::Value::Null);
+    }
+    let text = js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|t| t.as_string())
+        .ok_or_else(|| to_js_error(&err("cannot read the value as JSON".to_owned())))?;
+    serde_json::from_str(&text)
         .map_err(|e| to_js_error(&err(format!("cannot read the value: {e}"))))
 }
 
-/// A Rust value as a plain JS value: objects for structs, `null` for `None`.
+/// A Rust value as a plain JS value (objects for structs, `null` for `None`), through JSON
+/// and the engine's own `JSON.parse`.
 fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| to_js_error(&GuardError::Internal(e.to_string())))
+    let text = serde_json::to_string(value)
+        .map_err(|e| to_js_error(&GuardError::Internal(e.to_string())))?;
+    js_sys::JSON::parse(&text).map_err(|_| to_js_error(&GuardError::Internal(text)))
 }
 
 fn guarded<T>(result: Result<T, GuardError>) -> Result<T, JsValue> {
