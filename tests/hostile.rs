@@ -418,6 +418,9 @@ fn another_tabs_storage_changes_reach_on_change() {
         json!(["jobs_changed", "user_changed", "logout"])
     );
     unsubscribe.call0(&JsValue::NULL).unwrap();
+    unsubscribe
+        .call0(&JsValue::NULL)
+        .expect("unsubscribing twice is harmless");
     dispatch("h-events:v1:session".into(), alice, JsValue::NULL);
     assert_eq!(seen.length(), 3, "unsubscribed");
     assert_guard_error(

@@ -60,13 +60,15 @@ impl Listeners {
             id
         };
         let weak = Rc::downgrade(this);
-        Closure::once_into_js(move || {
+        // FnMut, not once: calling the unsubscribe function twice must be harmless.
+        Closure::<dyn FnMut()>::new(move || {
             if let Some(l) = weak.upgrade() {
                 if let Ok(mut l) = l.try_borrow_mut() {
                     l.callbacks.retain(|(i, _)| *i != id);
                 }
             }
         })
+        .into_js_value()
     }
 
     fn notify(this: &Rc<RefCell<Self>>, change: Change) {
