@@ -80,11 +80,16 @@ async fn cancel(g: &JobGuard, job_id: &str) -> Value {
     )
 }
 
-async fn cancel_with_signal(g: &JobGuard, job_id: &str, signal: &web_sys::AbortSignal) -> Value {
+/// `{ signal }`, the options of `cancel`.
+fn with_signal(signal: &web_sys::AbortSignal) -> JsValue {
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"signal".into(), signal).unwrap();
+    options.into()
+}
+
+async fn cancel_with_signal(g: &JobGuard, job_id: &str, signal: &web_sys::AbortSignal) -> Value {
     rust(
-        &JsFuture::from(g.cancel(JsValue::from_str(job_id), options.into()))
+        &JsFuture::from(g.cancel(JsValue::from_str(job_id), with_signal(signal)))
             .await
             .unwrap(),
     )
@@ -301,11 +306,7 @@ async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
     let mock = MockFetch::new(json!(["hang", { "status": 200 }]));
     let g = guard("c-abort", &mock, json!({}));
     let controller = web_sys::AbortController::new().unwrap();
-    let pending = g.cancel("job-1".into(), {
-        let o = js_sys::Object::new();
-        js_sys::Reflect::set(&o, &"signal".into(), &controller.signal()).unwrap();
-        o.into()
-    });
+    let pending = g.cancel("job-1".into(), with_signal(&controller.signal()));
     sleep(20).await;
     controller.abort();
     let out = rust(&JsFuture::from(pending).await.unwrap());
@@ -317,18 +318,15 @@ async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
     assert_eq!(status_of(&g, "job-1"), "running");
 
     // Aborted while waiting to retry.
-    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    // Retry-After (capped at maxDelayMs) makes the wait exact; jitter could make it ~0 ms.
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600" }, { "status": 200 }]));
     let g = guard(
         "c-abort",
         &mock,
         json!({ "retry": { "baseDelayMs": 60000, "maxDelayMs": 60000 } }),
     );
     let controller = web_sys::AbortController::new().unwrap();
-    let pending = g.cancel("job-1".into(), {
-        let o = js_sys::Object::new();
-        js_sys::Reflect::set(&o, &"signal".into(), &controller.signal()).unwrap();
-        o.into()
-    });
+    let pending = g.cancel("job-1".into(), with_signal(&controller.signal()));
     sleep(30).await;
     controller.abort();
     let out = rust(&JsFuture::from(pending).await.unwrap());
@@ -354,7 +352,8 @@ async fn logout_ends_cancels_in_flight_or_waiting_as_aborted() {
         (json!("aborted"), json!(1))
     );
 
-    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    // Retry-After (capped at maxDelayMs) makes the wait exact; jitter could make it ~0 ms.
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600" }, { "status": 200 }]));
     let g = guard(
         "c-logout",
         &mock,
@@ -375,7 +374,8 @@ async fn logout_ends_cancels_in_flight_or_waiting_as_aborted() {
 
 #[wasm_bindgen_test]
 async fn a_logout_in_another_tab_stops_the_retries() {
-    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+    // Retry-After (capped at maxDelayMs) makes the wait exact; jitter could make it ~0 ms.
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600" }, { "status": 200 }]));
     let one = guard(
         "c-tabs",
         &mock,

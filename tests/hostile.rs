@@ -447,7 +447,13 @@ async fn a_logout_reaches_memory_only_tabs_by_broadcast_channel() {
             .unwrap();
     let _keep = two.on_change(record).unwrap();
     one.logout().unwrap();
-    sleep(50).await;
+    // Channel messages arrive as tasks: wait for it (at most 2 s).
+    for _ in 0..100 {
+        if seen.length() > 0 {
+            break;
+        }
+        sleep(20).await;
+    }
     assert_eq!(rust(&seen), json!(["logout"]));
     assert_eq!(
         rust(&two.session().unwrap()),

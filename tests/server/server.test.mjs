@@ -128,10 +128,14 @@ test("the event stream is scoped to the caller's channel and reads after last_id
   await alice.signIn("1");
   await bob.signIn("2");
   const { data: job } = await alice.startJob({ durationMs: 400 });
-  await new Promise((r) => setTimeout(r, 700));
-  const { status, data } = await alice.request("GET", "/api/v1/async_event/");
+  let status, data, mine;
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    ({ status, data } = await alice.request("GET", "/api/v1/async_event/"));
+    mine = data.result.filter((e) => e.job_id === job.job_id);
+    if (mine.some((e) => e.status === "done")) break;
+  }
   assert.equal(status, 200);
-  const mine = data.result.filter((e) => e.job_id === job.job_id);
   assert.deepEqual(mine.map((e) => e.status), ["running", "done"]);
   assert.match(mine[1].result_url, /^\/api\/v1\/chart\/data\/qc-[0-9a-f]{32}$/);
   assert.match(mine[1].id, /^\d+-\d+$/);
