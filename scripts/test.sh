@@ -32,6 +32,9 @@ echo "types: ok"
 step "reference server's own rules (node --test)"
 node --test tests/server/ 2>&1 | tee -a "$log"
 
+step "the package in apps' bundlers: webpack 5 and Vite 7, loaded in Chromium (node --test)"
+node --test tests/consumers/ 2>&1 | tee -a "$log"
+
 step "dashboard end to end in Chromium against the reference server (node --test, playwright-core)"
 node --test tests/e2e/ 2>&1 | tee -a "$log"
 

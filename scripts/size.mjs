@@ -1,0 +1,26 @@
+// npm run size: the bytes a page loads for the ES-module build, raw and gzip -9.
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+
+const TARGET_GZIP = 40 * 1024;
+const files = [
+  ["wasm", "pkg/superset_job_guard_bg.wasm"],
+  ["JS glue", "pkg/superset_job_guard.js"],
+];
+const rows = files.map(([what, path]) => {
+  const bytes = readFileSync(new URL(`../${path}`, import.meta.url));
+  return { what, path, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+});
+const total = { what: "total", path: "", raw: 0, gzip: 0 };
+for (const r of rows) {
+  total.raw += r.raw;
+  total.gzip += r.gzip;
+}
+const fmt = (n) => n.toLocaleString("en-US").padStart(9);
+console.log(`${"".padEnd(8)} ${"raw".padStart(9)} ${"gzip -9".padStart(9)}  file`);
+for (const r of [...rows, total]) {
+  console.log(`${r.what.padEnd(8)} ${fmt(r.raw)} ${fmt(r.gzip)}  ${r.path}`);
+}
+const kib = (n) => (n / 1024).toFixed(1);
+const verdict = total.gzip <= TARGET_GZIP ? "within" : `over by ${kib(total.gzip - TARGET_GZIP)} KiB`;
+console.log(`\ngzip total ${kib(total.gzip)} KiB; target ${kib(TARGET_GZIP)} KiB: ${verdict}`);
