@@ -1,0 +1,91 @@
+// Runs in the page: the guard and the plain-JS baseline, same operations on the same data,
+// interleaved (which goes first alternates each round), several rounds. Each storage size is
+// seeded fresh for each implementation (two 10,000-job sets would not fit localStorage's quota).
+import init, { JobGuard } from "/pkg/superset_job_guard.js";
+import { BaselineGuard } from "./baseline.js";
+
+await init();
+
+const params = new URLSearchParams(location.search);
+const SIZES = (params.get("sizes") ?? "10,100,1000,10000").split(",").map(Number);
+const ROUNDS = Number(params.get("rounds") ?? 5);
+const NOW = Date.now();
+
+const IMPLS = {
+  guard: (ns) => new JobGuard({ namespace: ns, maxJobs: 10000 }),
+  baseline: (ns) => new BaselineGuard({ namespace: ns, maxJobs: 10000 }),
+};
+
+const meta = (i, status = "running") => ({
+  channel_id: "chan-1", job_id: `job-${i}`, user_id: "1", status, errors: [], result_url: null,
+});
+
+/** The same records for both: the guard's own key and JSON format. */
+function seed(ns, n) {
+  localStorage.clear();
+  localStorage.setItem(`${ns}:v1:session`, JSON.stringify({ user_id: "1", channel_id: "chan-1" }));
+  for (let i = 0; i < n; i++) {
+    const t = NOW - (n - i);
+    localStorage.setItem(`${ns}:v1:job:job-${i}`, JSON.stringify({ ...meta(i), created_at: t, updated_at: t }));
+  }
+}
+
+const OPS = [
+  { name: "recordJob", iters: () => 200, run: (g, i, n) => g.recordJob(meta(i % n)) },
+  { name: "checkCancel (allowed)", iters: () => 500, run: (g, i, n) => g.checkCancel(`job-${i % n}`) },
+  { name: "checkCancel (refused)", iters: () => 500, run: (g, i) => g.checkCancel(`other-${i}`) },
+  { name: "job()", iters: () => 500, run: (g, i, n) => g.job(`job-${i % n}`) },
+  { name: "jobs()", iters: (n) => Math.max(3, Math.floor(20000 / n)), run: (g) => g.jobs() },
+  { name: "applyEvent", iters: () => 200, run: (g, i, n) => g.applyEvent({ ...meta(i % n), id: `${i}-0` }) },
+  {
+    name: "construction+login",
+    iters: () => 100,
+    run: (g, i, n, ns, make) => {
+      const page = make(ns);
+      page.login({ userId: 1 });
+      page.free();
+    },
+  },
+];
+
+function time(fn, iters) {
+  const t0 = performance.now();
+  for (let i = 0; i < iters; i++) fn(i);
+  return ((performance.now() - t0) / iters) * 1e6; // ns per op
+}
+
+const samples = {}; // samples[size][op][impl] = [ns, ...]
+const add = (size, op, impl, ns) => {
+  ((samples[size] ??= {})[op] ??= { guard: [], baseline: [] })[impl].push(ns);
+};
+
+for (const n of SIZES) {
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 ? ["guard", "baseline"] : ["baseline", "guard"];
+    for (const impl of order) {
+      const ns = `bench-${impl}`;
+      const make = IMPLS[impl];
+      seed(ns, n);
+      const g = make(ns);
+      for (const op of OPS) {
+        add(n, op.name, impl, time((i) => op.run(g, i, n, ns, make), op.iters(n)));
+      }
+      // logout: re-seed (untimed) before each one.
+      const reps = Math.max(1, Math.floor(2000 / n));
+      let total = 0;
+      for (let r = 0; r < reps; r++) {
+        seed(ns, n);
+        const t0 = performance.now();
+        g.logout();
+        total += performance.now() - t0;
+      }
+      add(n, "logout", impl, (total / reps) * 1e6);
+      g.free();
+      localStorage.clear();
+    }
+    document.getElementById("status").textContent = `jobs ${n}, round ${round + 1}/${ROUNDS}`;
+  }
+}
+
+window.benchResults = { sizes: SIZES, rounds: ROUNDS, userAgent: navigator.userAgent, samples };
+document.getElementById("status").textContent = "done";
