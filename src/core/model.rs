@@ -92,7 +92,9 @@ impl JobMetadata {
             .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
         let job_id = id_field(obj, "job_id")?;
         if is_reserved_id(&job_id) {
-            return Err(invalid(&format!("`job_id` {job_id:?} is a reserved name")));
+            return Err(invalid(&format!(
+                "`job_id` \"{job_id}\" is a reserved name"
+            )));
         }
         let channel_id = id_field(obj, "channel_id")?;
         let user_id = match obj.get("user_id") {

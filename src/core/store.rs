@@ -246,7 +246,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             .into_iter()
             .filter_map(|id| self.load_owned(&id, &session))
             .collect();
-        records.sort_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
+        // Keys are unique (one record per job id): an unstable sort is exact, and smaller.
+        records.sort_unstable_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
         records
     }
 
@@ -336,7 +337,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 }
             }
         }
-        candidates.sort();
+        candidates.sort_unstable();
         let mut freed = 0;
         let mut evicted = 0;
         for (_, key, size) in candidates {
@@ -444,7 +445,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return;
         }
         let excess = records.len() - self.max_jobs;
-        records.sort_by_key(|r| (!r.status.is_terminal(), r.created_at));
+        records.sort_unstable_by(|a, b| {
+            (!a.status.is_terminal(), a.created_at, &a.job_id).cmp(&(
+                !b.status.is_terminal(),
+                b.created_at,
+                &b.job_id,
+            ))
+        });
         for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
             self.stats.removed.evicted_over_limit += 1;
             self.storage.remove(&self.keys.job(&record.job_id));
