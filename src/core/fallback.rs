@@ -105,6 +105,13 @@ impl<S: KeyValue> FallbackStorage<S> {
         keys.into_iter().collect()
     }
 
+    /// An upper bound on how many keys there are (memory's may repeat the primary's), found
+    /// cheaply; `None` when the primary cannot count.
+    pub fn key_count_bound(&self) -> Option<usize> {
+        let memory = self.overlay.keys().map_or(0, |k| k.len());
+        self.primary.count().ok().map(|n| n + memory)
+    }
+
     /// Writes to the primary only; the caller decides what to do when it refuses. A write
     /// that succeeds also moves what memory holds back to the primary, where it can.
     pub fn try_set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {

@@ -19,6 +19,12 @@ pub trait KeyValue {
     fn remove(&mut self, key: &str) -> Result<(), StorageError>;
     /// Every key currently stored, in no particular order.
     fn keys(&self) -> Result<Vec<String>, StorageError>;
+
+    /// How many keys are stored (all of them, not only the guard's). Backends where counting
+    /// is cheaper than listing (`localStorage.length`) override it.
+    fn count(&self) -> Result<usize, StorageError> {
+        self.keys().map(|k| k.len())
+    }
 }
 
 impl<T: KeyValue + ?Sized> KeyValue for Box<T> {
@@ -33,6 +39,9 @@ impl<T: KeyValue + ?Sized> KeyValue for Box<T> {
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         (**self).keys()
+    }
+    fn count(&self) -> Result<usize, StorageError> {
+        (**self).count()
     }
 }
 

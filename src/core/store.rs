@@ -436,6 +436,15 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Keeps at most `max_jobs` records: terminal ones go first, then the oldest. The record
     /// just written (`keep`) is never the one evicted.
     fn evict_over_limit(&mut self, keep: &str) {
+        // Counting every key is one call; listing them is one per key. If all the keys there
+        // are fit within the limit, so do the job records.
+        if self
+            .storage
+            .key_count_bound()
+            .is_some_and(|n| n <= self.max_jobs)
+        {
+            return;
+        }
         let ids = self.job_ids();
         if ids.len() <= self.max_jobs {
             return;

@@ -89,6 +89,13 @@ impl KeyValue for LocalStorage {
             .map_err(|e| storage_error(&e, StorageErrorKind::Other))
     }
 
+    fn count(&self) -> Result<usize, StorageError> {
+        self.raw
+            .length()
+            .map(|n| n as usize)
+            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+    }
+
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         let err = |e: JsValue| storage_error(&e, StorageErrorKind::Other);
         let len = self.raw.length().map_err(err)?;
