@@ -185,21 +185,24 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             });
         }
         let now = self.clock.now_ms();
-        // Validate the size before anything changes.
         let mut record = JobRecord::new(meta, now, now);
-        record.to_stored()?;
-        if session.channel_id.as_deref() != Some(record.channel_id.as_str()) {
+        let adopts_channel = session.channel_id.as_deref() != Some(record.channel_id.as_str());
+        if adopts_channel {
             session.channel_id = Some(record.channel_id.clone());
-            self.write_session(&session)?;
-            self.purge_where(|r| !session.owns_record(r));
         }
         if let Ok(existing) = self.load(&record.job_id) {
             if session.owns_record(&existing) {
                 record.created_at = existing.created_at;
             }
         }
+        // Serialised once; an oversized record is refused before anything is written.
+        let text = record.to_stored()?;
+        if adopts_channel {
+            self.write_session(&session)?;
+            self.purge_where(|r| !session.owns_record(r));
+        }
         let key = self.keys.job(&record.job_id);
-        self.put(&key, &record.to_stored()?, Some(&session));
+        self.put(&key, &text, Some(&session));
         self.evict_over_limit(&record.job_id);
         Ok(record)
     }

@@ -95,6 +95,12 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(&text).map_err(|_| to_js_error(&GuardError::Internal(text)))
 }
 
+/// Job metadata or an event from JS, validated.
+fn metadata_from_js(value: &JsValue) -> Result<JobMetadata, JsValue> {
+    let value = json_from_js(value, GuardError::InvalidJob)?;
+    guarded(JobMetadata::from_json(&value))
+}
+
 fn guarded<T>(result: Result<T, GuardError>) -> Result<T, JsValue> {
     result.map_err(|e| to_js_error(&e))
 }
@@ -262,8 +268,7 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let value = json_from_js(&meta, GuardError::InvalidJob)?;
-        let meta = guarded(JobMetadata::from_json(&value))?;
+        let meta = metadata_from_js(&meta)?;
         let record = self.with(|g| guarded(g.store.record_job(meta)))?;
         to_js(&record)
     }
@@ -275,8 +280,7 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let value = json_from_js(&event, GuardError::InvalidJob)?;
-        let event = guarded(JobMetadata::from_json(&value))?;
+        let event = metadata_from_js(&event)?;
         let record = self.with(|g| guarded(g.store.apply_event(event)))?;
         to_js(&record)
     }
