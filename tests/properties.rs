@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use superset_job_guard::core::cancel::CancelCheck;
 use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
 use superset_job_guard::core::clock::ManualClock;
+use superset_job_guard::core::json::{self, ToJson};
 use superset_job_guard::core::model::{is_reserved_id, is_valid_id, JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::random::SequenceRandom;
@@ -76,6 +77,11 @@ impl Peek for Shared {
 }
 
 // ---- strategies ----
+
+/// A serde_json value (what the tests build) as the crate's own JSON value.
+fn core(value: Value) -> json::Value {
+    json::parse(&value.to_string()).expect("serde_json writes JSON the crate reads")
+}
 
 fn user() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -239,7 +245,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Login(u, c) => {
-                    if let Ok(s) = Session::from_login(&json!({"userId": u, "channelId": c})) {
+                    if let Ok(s) = Session::from_login(&core(json!({"userId": u, "channelId": c}))) {
                         store.login(s).unwrap();
                     }
                 }
@@ -250,7 +256,7 @@ proptest! {
                     prop_assert!(left.is_empty(), "after logout: {left:?}");
                 }
                 Op::Record(j, u, c, s) => {
-                    if let Ok(m) = JobMetadata::from_json(&meta(&j, &u, &c, s)) {
+                    if let Ok(m) = JobMetadata::from_json(&core(meta(&j, &u, &c, s))) {
                         if let Ok(rec) = store.record_job(m) {
                             prop_assert!(shared.marker_owns(&rec));
                             prop_assert_eq!(store.job(&rec.job_id).map(|r| r.job_id), Some(rec.job_id));
@@ -258,7 +264,7 @@ proptest! {
                     }
                 }
                 Op::Event(j, u, c, s) => {
-                    if let Ok(m) = JobMetadata::from_json(&meta(&j, &u, &c, s)) {
+                    if let Ok(m) = JobMetadata::from_json(&core(meta(&j, &u, &c, s))) {
                         if let Ok(Some(rec)) = store.apply_event(m) {
                             prop_assert!(shared.marker_owns(&rec));
                         }
@@ -331,13 +337,15 @@ proptest! {
 
     #[test]
     fn parsers_never_panic_and_only_accept_valid_values(value in any_json(), text in ".{0,64}") {
+        let value_text = value.to_string();
+        let value = core(value);
         if let Ok(m) = JobMetadata::from_json(&value) {
             prop_assert!(is_valid_id(&m.job_id) && !is_reserved_id(&m.job_id));
             prop_assert!(is_valid_id(&m.channel_id));
         }
         let _ = Session::from_login(&value);
         let _ = GuardOptions::from_json(&value);
-        for input in [value.to_string(), text.clone()] {
+        for input in [value_text, text.clone()] {
             if let Some(rec) = JobRecord::from_stored(&input) {
                 let again = rec.to_stored().unwrap();
                 prop_assert_eq!(JobRecord::from_stored(&again), Some(rec));
@@ -345,6 +353,30 @@ proptest! {
             let _ = Session::from_stored(&input);
         }
         let _ = parse_retry_after(&text, T0);
+    }
+
+    /// The crate's own JSON reader agrees with serde_json: what serde_json writes reads back
+    /// as the same value, and what the crate writes serde_json reads as the original.
+    #[test]
+    fn the_json_reader_and_writer_agree_with_serde_json(value in any_json()) {
+        let text = value.to_string();
+        let ours = json::parse(&text);
+        prop_assert!(ours.is_some(), "refused {}", text);
+        let written = ours.map(|v| v.to_json()).unwrap_or_default();
+        let back: Value = serde_json::from_str(&written).unwrap();
+        prop_assert_eq!(back, value);
+    }
+
+    /// On text close to JSON, whatever serde_json accepts the crate's reader accepts, as the
+    /// same value.
+    #[test]
+    fn the_json_reader_accepts_what_serde_json_accepts(text in r#"[\[\]{}:,"a-c0-9.eE+\- \\u]{0,24}"#) {
+        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            let ours = json::parse(&text);
+            prop_assert!(ours.is_some(), "refused {:?}", text);
+            let back: Value = serde_json::from_str(&ours.map(|v| v.to_json()).unwrap_or_default()).unwrap();
+            prop_assert_eq!(back, value);
+        }
     }
 
     #[test]

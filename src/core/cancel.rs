@@ -4,9 +4,7 @@
 //! `403 Not authorized to cancel this job`. The guard decides the same question locally, from
 //! the record the job's creator left, so such a request is never sent.
 
-use serde::ser::{SerializeStruct, Serializer};
-use serde::Serialize;
-
+use super::json::{ObjectWriter, ToJson};
 use super::model::JobRecord;
 use super::session::Session;
 
@@ -57,24 +55,20 @@ impl CancelCheck {
     }
 }
 
-/// Serialises as the JS discriminated union
+/// Written as the JS discriminated union
 /// `{ allowed: true, job } | { allowed: false, reason, message }`.
-impl Serialize for CancelCheck {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl ToJson for CancelCheck {
+    fn write_json(&self, out: &mut String) {
         match self {
-            CancelCheck::Allowed(job) => {
-                let mut s = serializer.serialize_struct("CancelCheck", 2)?;
-                s.serialize_field("allowed", &true)?;
-                s.serialize_field("job", job)?;
-                s.end()
-            }
-            CancelCheck::Refused { reason, message } => {
-                let mut s = serializer.serialize_struct("CancelCheck", 3)?;
-                s.serialize_field("allowed", &false)?;
-                s.serialize_field("reason", reason.as_str())?;
-                s.serialize_field("message", message)?;
-                s.end()
-            }
+            CancelCheck::Allowed(job) => ObjectWriter::new(out)
+                .field("allowed", &true)
+                .field("job", job)
+                .end(),
+            CancelCheck::Refused { reason, message } => ObjectWriter::new(out)
+                .field("allowed", &false)
+                .field("reason", reason.as_str())
+                .field("message", message)
+                .end(),
         }
     }
 }
@@ -91,26 +85,36 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
     let Some(record) = record else {
         return refuse(
             CancelRefusal::UnknownJob,
-            format!(
-                "Unknown job {job_id}: it was not started in this session, or its record expired"
-            ),
+            [
+                "Unknown job ",
+                job_id,
+                ": it was not started in this session, or its record expired",
+            ]
+            .concat(),
         );
     };
     if !session.owns_record(&record) {
         return refuse(
             CancelRefusal::NotJobOwner,
-            format!(
-                "Not job owner: job {job_id} was started by another user or in another session, so it cannot be cancelled here"
-            ),
+            [
+                "Not job owner: job ",
+                job_id,
+                " was started by another user or in another session, so it cannot be cancelled here",
+            ]
+            .concat(),
         );
     }
     if record.status.is_terminal() {
         return refuse(
             CancelRefusal::AlreadyFinished,
-            format!(
-                "Job {job_id} has already finished ({})",
-                record.status.as_str()
-            ),
+            [
+                "Job ",
+                job_id,
+                " has already finished (",
+                record.status.as_str(),
+                ")",
+            ]
+            .concat(),
         );
     }
     CancelCheck::Allowed(record)
@@ -206,11 +210,11 @@ mod tests {
             Some(record(Some("1"), "c", JobStatus::Pending)),
             "job-1",
         );
-        let v = serde_json::to_value(&allowed).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&allowed.to_json()).unwrap();
         assert_eq!(v["allowed"], true);
         assert_eq!(v["job"]["job_id"], "job-1");
         let refused = decide(Some(&s), None, "job-1");
-        let v = serde_json::to_value(&refused).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&refused.to_json()).unwrap();
         assert_eq!(v["allowed"], false);
         assert_eq!(v["reason"], "unknown_job");
         assert!(v["message"].as_str().unwrap().contains("job-1"));

@@ -2,16 +2,14 @@
 //! the outcome the app is given. The browser shell only sends requests and waits; every
 //! decision is made here, natively testable with an injected clock and random source.
 
-use serde::Serialize;
-
 use super::cancel::{CancelCheck, CancelRefusal};
+use super::json::{ObjectWriter, ToJson};
 use super::random::Random;
 use super::response::{classify, network_failure, Classification, Outcome};
 use super::retry::RetryPolicy;
 
 /// The result of `cancel`, ready to show: it never rejects.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelOutcome {
     pub outcome: Outcome,
     pub job_id: String,
@@ -20,20 +18,24 @@ pub struct CancelOutcome {
     pub http_status: Option<u16>,
     /// Requests sent; 0 when decided locally.
     pub attempts: u32,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "refusal_str"
-    )]
+    /// Why a local refusal refused (not set for `not_job_owner`, which says it all).
     pub reason: Option<CancelRefusal>,
 }
 
-fn refusal_str<S: serde::Serializer>(
-    reason: &Option<CancelRefusal>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match reason {
-        Some(r) => serializer.serialize_str(r.as_str()),
-        None => serializer.serialize_none(),
+/// `{ outcome, jobId, message, retryable, httpStatus, attempts, reason? }`.
+impl ToJson for CancelOutcome {
+    fn write_json(&self, out: &mut String) {
+        let mut w = ObjectWriter::new(out);
+        w.field("outcome", &self.outcome)
+            .field("jobId", &self.job_id)
+            .field("message", &self.message)
+            .field("retryable", &self.retryable)
+            .field("httpStatus", &self.http_status)
+            .field("attempts", &self.attempts);
+        if let Some(reason) = self.reason {
+            w.field("reason", reason.as_str());
+        }
+        w.end();
     }
 }
 
@@ -287,11 +289,11 @@ mod tests {
         let out = flow.refusal(&unknown).unwrap();
         assert_eq!(out.outcome, Outcome::Refused);
         assert_eq!(out.reason, Some(CancelRefusal::UnknownJob));
-        let v = serde_json::to_value(&out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.to_json()).unwrap();
         assert_eq!(v["reason"], "unknown_job");
         assert_eq!(v["jobId"], "j");
         assert_eq!(v["httpStatus"], serde_json::Value::Null);
-        let aborted = serde_json::to_value(flow.aborted()).unwrap();
+        let aborted: serde_json::Value = serde_json::from_str(&flow.aborted().to_json()).unwrap();
         assert_eq!(aborted["outcome"], "aborted");
         assert!(aborted.get("reason").is_none());
     }

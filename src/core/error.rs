@@ -32,14 +32,22 @@ impl StorageError {
     }
 }
 
-impl fmt::Display for StorageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl StorageError {
+    /// What happened, for people: `storage full: QuotaExceededError: ...`. (Built without
+    /// `core::fmt`, which would add kilobytes to the wasm module; `Display` says the same.)
+    pub fn describe(&self) -> String {
         let what = match self.kind {
             StorageErrorKind::Unavailable => "storage unavailable",
             StorageErrorKind::QuotaExceeded => "storage full",
             StorageErrorKind::Other => "storage failed",
         };
-        write!(f, "{what}: {}", self.message)
+        [what, ": ", &self.message].concat()
+    }
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
     }
 }
 
@@ -76,19 +84,28 @@ impl GuardError {
     }
 }
 
+impl GuardError {
+    /// The message the JS `Error` carries (built without `core::fmt`; `Display` says the same).
+    pub fn message(&self) -> String {
+        match self {
+            GuardError::InvalidOptions(m) => ["Invalid options: ", m].concat(),
+            GuardError::InvalidSession(m) => ["Invalid session: ", m].concat(),
+            GuardError::InvalidJob(m) => ["Invalid job: ", m].concat(),
+            GuardError::NoSession => "No session: call login() before recording jobs".to_owned(),
+            GuardError::NotJobOwner { job_id } => [
+                "Not job owner: job ",
+                job_id,
+                " belongs to another user than this session's",
+            ]
+            .concat(),
+            GuardError::Internal(m) => ["Internal error: ", m].concat(),
+        }
+    }
+}
+
 impl fmt::Display for GuardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GuardError::InvalidOptions(m) => write!(f, "Invalid options: {m}"),
-            GuardError::InvalidSession(m) => write!(f, "Invalid session: {m}"),
-            GuardError::InvalidJob(m) => write!(f, "Invalid job: {m}"),
-            GuardError::NoSession => f.write_str("No session: call login() before recording jobs"),
-            GuardError::NotJobOwner { job_id } => write!(
-                f,
-                "Not job owner: job {job_id} belongs to another user than this session's"
-            ),
-            GuardError::Internal(m) => write!(f, "Internal error: {m}"),
-        }
+        f.write_str(&self.message())
     }
 }
 

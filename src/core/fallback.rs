@@ -7,16 +7,12 @@
 //! - A removal the primary refuses is remembered (a tombstone), so the value reads as absent in
 //!   this tab even though the browser kept it.
 
-use std::collections::BTreeSet;
-
-use serde::Serialize;
-
 use super::error::{StorageError, StorageErrorKind};
+use super::json::{ObjectWriter, ToJson};
 use super::storage::{KeyValue, MemoryStorage};
 
 /// Where the guard's data lives, as `guard.storage` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StorageMode {
     /// `localStorage`, shared by the origin's tabs.
     Local,
@@ -26,10 +22,29 @@ pub enum StorageMode {
     Degraded,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StorageStatus {
     pub kind: StorageMode,
     pub reason: Option<String>,
+}
+
+impl StorageMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageMode::Local => "local",
+            StorageMode::Memory => "memory",
+            StorageMode::Degraded => "degraded",
+        }
+    }
+}
+
+impl ToJson for StorageStatus {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("kind", self.kind.as_str())
+            .field("reason", &self.reason)
+            .end();
+    }
 }
 
 pub struct FallbackStorage<S> {
@@ -37,7 +52,8 @@ pub struct FallbackStorage<S> {
     /// `Some(reason)` when the primary is itself memory (by choice, `None` reason, or fallback).
     memory_only: Option<Option<String>>,
     overlay: MemoryStorage,
-    tombstones: BTreeSet<String>,
+    /// Keys whose removal the primary refused, as keys of a memory storage (values unused).
+    tombstones: MemoryStorage,
     last_error: Option<StorageError>,
 }
 
@@ -48,7 +64,7 @@ impl<S: KeyValue> FallbackStorage<S> {
             primary,
             memory_only: None,
             overlay: MemoryStorage::new(),
-            tombstones: BTreeSet::new(),
+            tombstones: MemoryStorage::new(),
             last_error: None,
         }
     }
@@ -92,17 +108,13 @@ impl<S: KeyValue> FallbackStorage<S> {
         self.primary.get(key).ok().flatten()
     }
 
-    /// Every key, from the primary (none if it cannot list them) and from memory.
+    /// Every key, from the primary (none if it cannot list them) and from memory, each once,
+    /// in no particular order.
     pub fn keys(&self) -> Vec<String> {
-        let mut keys: BTreeSet<String> = self
-            .primary
-            .keys()
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let mut keys = self.primary.keys().unwrap_or_default();
+        keys.retain(|k| !self.tombstones.contains(k) && !self.overlay.contains(k));
         keys.extend(self.overlay.keys().unwrap_or_default());
-        keys.retain(|k| !self.tombstones.contains(k));
-        keys.into_iter().collect()
+        keys
     }
 
     /// An upper bound on how many keys there are (memory's may repeat the primary's), found
@@ -118,7 +130,7 @@ impl<S: KeyValue> FallbackStorage<S> {
         match self.primary.set(key, value) {
             Ok(()) => {
                 let _ = self.overlay.remove(key);
-                self.tombstones.remove(key);
+                let _ = self.tombstones.remove(key);
                 self.heal();
                 Ok(())
             }
@@ -141,24 +153,23 @@ impl<S: KeyValue> FallbackStorage<S> {
             }
             let _ = self.overlay.remove(&key);
         }
-        let tombstones: Vec<String> = self.tombstones.iter().cloned().collect();
-        for key in tombstones {
+        for key in self.tombstones() {
             if self.primary.remove(&key).is_err() {
                 return;
             }
-            self.tombstones.remove(&key);
+            let _ = self.tombstones.remove(&key);
         }
     }
 
     /// Keys whose removal the primary refused (they read as absent here).
     pub fn tombstones(&self) -> Vec<String> {
-        self.tombstones.iter().cloned().collect()
+        self.tombstones.keys().unwrap_or_default()
     }
 
     /// Keeps a value the primary refused, in this tab's memory.
     pub fn keep_in_memory(&mut self, key: &str, value: &str) {
         let _ = self.overlay.set(key, value);
-        self.tombstones.remove(key);
+        let _ = self.tombstones.remove(key);
     }
 
     /// Removes `key` everywhere. Never fails: a removal the primary refuses becomes a tombstone.
@@ -166,12 +177,12 @@ impl<S: KeyValue> FallbackStorage<S> {
         let _ = self.overlay.remove(key);
         match self.primary.remove(key) {
             Ok(()) => {
-                self.tombstones.remove(key);
+                let _ = self.tombstones.remove(key);
             }
             Err(e) => {
                 // Only worth remembering if the primary still has it.
                 if self.primary.get(key).ok().flatten().is_some() {
-                    self.tombstones.insert(key.to_owned());
+                    let _ = self.tombstones.set(key, "");
                 }
                 self.last_error = Some(e);
             }

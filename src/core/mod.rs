@@ -5,6 +5,7 @@
 //! - [`options`]: the guard's options and their validation
 //! - [`storage`]: the [`KeyValue`](storage::KeyValue) trait and [`MemoryStorage`](storage::MemoryStorage)
 //! - [`fallback`]: storage that keeps working when the browser's refuses (memory layer)
+//! - [`json`]: a small JSON reader and writer (values cross the boundary and sit in storage as JSON)
 //! - [`stats`]: what the store removed or worked around, by reason
 //! - [`clock`]: injected time
 //! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
@@ -20,6 +21,7 @@ pub mod cancel_flow;
 pub mod clock;
 pub mod error;
 pub mod fallback;
+pub mod json;
 pub mod model;
 pub mod options;
 pub mod random;

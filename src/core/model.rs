@@ -4,10 +4,8 @@
 //! `channel_id`, `job_id`, `user_id`, `status`, `errors`, `result_url`. Events on the async
 //! stream carry the same fields plus an `id`, so both are read by [`JobMetadata::from_json`].
 
-use serde::Serialize;
-use serde_json::{Map, Value};
-
 use super::error::GuardError;
+use super::json::{self, Object, ObjectWriter, ToJson, Value};
 use super::session::{normalize_user_id, MAX_SAFE_INTEGER};
 
 /// Longest job id or channel id accepted. Superset's are 36-character UUIDs and
@@ -15,8 +13,7 @@ use super::session::{normalize_user_id, MAX_SAFE_INTEGER};
 pub const MAX_ID_LEN: usize = 256;
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobStatus {
     Pending,
     Running,
@@ -92,9 +89,9 @@ impl JobMetadata {
             .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
         let job_id = id_field(obj, "job_id")?;
         if is_reserved_id(&job_id) {
-            return Err(invalid(&format!(
-                "`job_id` \"{job_id}\" is a reserved name"
-            )));
+            return Err(invalid(
+                &["`job_id` \"", &job_id, "\" is a reserved name"].concat(),
+            ));
         }
         let channel_id = id_field(obj, "channel_id")?;
         let user_id = match obj.get("user_id") {
@@ -103,7 +100,7 @@ impl JobMetadata {
                     "`user_id` is missing (it is null for guest and anonymous users)",
                 ))
             }
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&format!("`user_id` {m}")))?,
+            Some(v) => normalize_user_id(v).map_err(|m| invalid(&["`user_id` ", m].concat()))?,
         };
         let status = match obj.get("status") {
             Some(Value::String(s)) => JobStatus::parse(s).ok_or_else(|| {
@@ -133,8 +130,8 @@ impl JobMetadata {
 }
 
 /// What the guard stores for one job: the metadata plus when it was recorded and last updated
-/// (milliseconds since the epoch). Serialises with Superset's snake_case field names.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// (milliseconds since the epoch). Written with Superset's snake_case field names.
+#[derive(Clone, Debug, PartialEq)]
 pub struct JobRecord {
     pub channel_id: String,
     pub job_id: String,
@@ -166,7 +163,7 @@ impl JobRecord {
         if text.len() > MAX_RECORD_BYTES {
             return None;
         }
-        let value: Value = serde_json::from_str(text).ok()?;
+        let value = json::parse(text)?;
         let meta = JobMetadata::from_json(&value).ok()?;
         let created_at = timestamp(value.get("created_at")?)?;
         let updated_at = timestamp(value.get("updated_at")?)?;
@@ -175,13 +172,18 @@ impl JobRecord {
 
     /// The JSON text kept in storage; a record over [`MAX_RECORD_BYTES`] is refused.
     pub fn to_stored(&self) -> Result<String, GuardError> {
-        let text = serde_json::to_string(self)
-            .map_err(|e| GuardError::InvalidJob(format!("cannot serialise job record: {e}")))?;
+        let text = self.to_json();
         if text.len() > MAX_RECORD_BYTES {
-            return Err(GuardError::InvalidJob(format!(
-                "the job record would take {} bytes, more than the {MAX_RECORD_BYTES} allowed (is `errors` huge?)",
-                text.len()
-            )));
+            return Err(GuardError::InvalidJob(
+                [
+                    "the job record would take ",
+                    &json::u64_text(text.len() as u64),
+                    " bytes, more than the ",
+                    &json::u64_text(MAX_RECORD_BYTES as u64),
+                    " allowed (is `errors` huge?)",
+                ]
+                .concat(),
+            ));
         }
         Ok(text)
     }
@@ -196,7 +198,7 @@ impl JobRecord {
         let base = self.to_stored()?.len();
         let mut budget = MAX_RECORD_BYTES.saturating_sub(base);
         for error in errors {
-            let len = serde_json::to_string(&error).map_or(usize::MAX, |t| t.len() + 1);
+            let len = error.to_json().len() + 1;
             if len > budget {
                 break;
             }
@@ -207,34 +209,62 @@ impl JobRecord {
     }
 }
 
+impl ToJson for JobStatus {
+    fn write_json(&self, out: &mut String) {
+        self.as_str().write_json(out);
+    }
+}
+
+impl ToJson for JobRecord {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("channel_id", &self.channel_id)
+            .field("job_id", &self.job_id)
+            .field("user_id", &self.user_id)
+            .field("status", &self.status)
+            .field("errors", &self.errors)
+            .field("result_url", &self.result_url)
+            .field("created_at", &self.created_at)
+            .field("updated_at", &self.updated_at)
+            .end();
+    }
+}
+
 /// A stored timestamp: whole, non-negative milliseconds. Written as `1700000000000` by this
-/// crate; a JS writer or serde's `f64` may write `1700000000000.0`, which is the same time.
+/// crate; a JS writer may write `1700000000000.0` or `1.7e12`, which is the same time.
 fn timestamp(value: &Value) -> Option<u64> {
-    value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(f))
-            .map(|f| f as u64)
-    })
+    let n = value.as_number()?;
+    if n.is_negative() {
+        return None;
+    }
+    let ms = n.exact_magnitude(0)?;
+    (n.is_integer_text() || ms <= MAX_SAFE_INTEGER).then_some(ms)
 }
 
 fn invalid(message: &str) -> GuardError {
     GuardError::InvalidJob(message.to_owned())
 }
 
-fn id_field(obj: &Map<String, Value>, name: &str) -> Result<String, GuardError> {
+fn id_field(obj: &Object, name: &str) -> Result<String, GuardError> {
     match obj.get(name) {
         Some(Value::String(s)) if is_valid_id(s) => Ok(s.clone()),
-        _ => Err(invalid(&format!(
-            "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control characters"
-        ))),
+        _ => Err(invalid(
+            &[
+                "`",
+                name,
+                "` must be a non-empty string of at most ",
+                &json::u64_text(MAX_ID_LEN as u64),
+                " characters without control characters",
+            ]
+            .concat(),
+        )),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::testing::json;
 
     fn superset_202() -> Value {
         // The exact body from the contract file (build_job_metadata).
@@ -269,14 +299,22 @@ mod tests {
 
     #[test]
     fn numeric_and_null_user_ids_are_normalised() {
-        let mut v = superset_202();
-        v["user_id"] = json!(7);
+        let with_user = |user: &str| {
+            json::parse(&superset_202().to_json().replace(r#""user_id":"1""#, user)).unwrap()
+        };
         assert_eq!(
-            JobMetadata::from_json(&v).unwrap().user_id.as_deref(),
+            JobMetadata::from_json(&with_user(r#""user_id":7"#))
+                .unwrap()
+                .user_id
+                .as_deref(),
             Some("7")
         );
-        v["user_id"] = Value::Null;
-        assert_eq!(JobMetadata::from_json(&v).unwrap().user_id, None);
+        assert_eq!(
+            JobMetadata::from_json(&with_user(r#""user_id":null"#))
+                .unwrap()
+                .user_id,
+            None
+        );
     }
 
     #[test]
@@ -378,7 +416,7 @@ mod tests {
             let v = json!({"channel_id": "c", "job_id": id, "user_id": "1", "status": "pending"});
             assert!(JobMetadata::from_json(&v).is_err(), "{id}");
         }
-        let big = vec![json!({"message": "x".repeat(1000)}); 20];
+        let big = vec![serde_json::json!({"message": "x".repeat(1000)}); 20];
         let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error", "errors": big});
         let mut rec = JobRecord::new(JobMetadata::from_json(&v).unwrap(), 1, 1);
         assert_eq!(rec.to_stored().unwrap_err().code(), "invalid_job");

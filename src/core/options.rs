@@ -2,11 +2,8 @@
 //! `{ namespace?, ttlSeconds?, maxJobs?, storage?, cancelUrl?, headers?, retry?, fetch? }`.
 //! (`fetch` is a function: the browser shell takes it; here it only counts as known.)
 
-use std::fmt::Write as _;
-
-use serde_json::{Map, Value};
-
 use super::error::GuardError;
+use super::json::{u64_text, Object, Value};
 use super::retry::RetryPolicy;
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
@@ -83,11 +80,17 @@ impl GuardOptions {
             Value::Object(obj) => obj,
             _ => return Err(invalid("expected an object or undefined".to_owned())),
         };
-        if let Some(key) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(invalid(format!(
-                "unknown option `{key}` (known: {})",
-                KNOWN.join(", ")
-            )));
+        if let Some(key) = obj.keys().find(|k| !KNOWN.contains(k)) {
+            return Err(invalid(
+                [
+                    "unknown option `",
+                    key,
+                    "` (known: ",
+                    &KNOWN.join(", "),
+                    ")",
+                ]
+                .concat(),
+            ));
         }
         if let Some(v) = present(obj, "namespace") {
             options.namespace = namespace(v)?;
@@ -136,8 +139,13 @@ pub fn encode_uri_component(s: &str) -> String {
         if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
             out.push(char::from(b));
         } else {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "%{b:02X}");
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.push('%');
+            for nibble in [b >> 4, b & 0xf] {
+                out.push(char::from(
+                    HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+                ));
+            }
         }
     }
     out
@@ -152,9 +160,14 @@ fn cancel_url(v: &Value) -> Result<String, GuardError> {
         {
             Ok(s.to_owned())
         }
-        _ => Err(invalid(format!(
-            "`cancelUrl` must be a URL of at most {MAX_CANCEL_URL_LEN} characters containing {{job_id}}"
-        ))),
+        _ => Err(invalid(
+            [
+                "`cancelUrl` must be a URL of at most ",
+                &u64_text(MAX_CANCEL_URL_LEN as u64),
+                " characters containing {job_id}",
+            ]
+            .concat(),
+        )),
     }
 }
 
@@ -167,9 +180,14 @@ fn is_token(name: &str) -> bool {
 
 fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
     let err = || {
-        invalid(format!(
-            "`headers` must be an object of at most {MAX_HEADERS} header names to string values"
-        ))
+        invalid(
+            [
+                "`headers` must be an object of at most ",
+                &u64_text(MAX_HEADERS as u64),
+                " header names to string values",
+            ]
+            .concat(),
+        )
     };
     let obj = v.as_object().ok_or_else(err)?;
     if obj.len() > MAX_HEADERS {
@@ -178,11 +196,16 @@ fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
     obj.iter()
         .map(|(name, value)| match value.as_str() {
             Some(value) if is_token(name) && !value.contains(['\r', '\n', '\0']) => {
-                Ok((name.clone(), value.to_owned()))
+                Ok((name.to_owned(), value.to_owned()))
             }
-            _ => Err(invalid(format!(
-                "`headers.{name}` must be a valid header name with a string value"
-            ))),
+            _ => Err(invalid(
+                [
+                    "`headers.",
+                    name,
+                    "` must be a valid header name with a string value",
+                ]
+                .concat(),
+            )),
         })
         .collect()
 }
@@ -192,12 +215,9 @@ fn whole(v: Option<&Value>, max: u64) -> Result<Option<u64>, ()> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
-            .as_u64()
-            .or_else(|| {
-                v.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                    .map(|f| f as u64)
-            })
+            .as_number()
+            .filter(|n| !n.is_negative())
+            .and_then(|n| n.exact_magnitude(0))
             .filter(|n| *n <= max)
             .map(Some)
             .ok_or(()),
@@ -208,11 +228,17 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
     let obj = v
         .as_object()
         .ok_or_else(|| invalid("`retry` must be an object".to_owned()))?;
-    if let Some(key) = obj.keys().find(|k| !KNOWN_RETRY.contains(&k.as_str())) {
-        return Err(invalid(format!(
-            "unknown option `retry.{key}` (known: {})",
-            KNOWN_RETRY.join(", ")
-        )));
+    if let Some(key) = obj.keys().find(|k| !KNOWN_RETRY.contains(k)) {
+        return Err(invalid(
+            [
+                "unknown option `retry.",
+                key,
+                "` (known: ",
+                &KNOWN_RETRY.join(", "),
+                ")",
+            ]
+            .concat(),
+        ));
     }
     let mut policy = RetryPolicy::default();
     let attempts = whole(obj.get("attempts"), u64::from(MAX_ATTEMPTS))
@@ -221,28 +247,19 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
             None => Some(policy.attempts),
             Some(n) => u32::try_from(n).ok().filter(|n| *n >= 1),
         });
-    policy.attempts = attempts.ok_or_else(|| {
-        invalid(format!(
-            "`retry.attempts` must be a whole number from 1 to {MAX_ATTEMPTS}"
-        ))
-    })?;
-    let base = whole(obj.get("baseDelayMs"), MAX_BASE_DELAY_MS).map_err(|()| {
-        invalid(format!(
-            "`retry.baseDelayMs` must be a whole number from 0 to {MAX_BASE_DELAY_MS}"
-        ))
-    })?;
-    let max = whole(obj.get("maxDelayMs"), MAX_MAX_DELAY_MS).map_err(|()| {
-        invalid(format!(
-            "`retry.maxDelayMs` must be a whole number from 0 to {MAX_MAX_DELAY_MS}"
-        ))
-    })?;
+    policy.attempts =
+        attempts.ok_or_else(|| whole_number_error("retry.attempts", 1, u64::from(MAX_ATTEMPTS)))?;
+    let base = whole(obj.get("baseDelayMs"), MAX_BASE_DELAY_MS)
+        .map_err(|()| whole_number_error("retry.baseDelayMs", 0, MAX_BASE_DELAY_MS))?;
+    let max = whole(obj.get("maxDelayMs"), MAX_MAX_DELAY_MS)
+        .map_err(|()| whole_number_error("retry.maxDelayMs", 0, MAX_MAX_DELAY_MS))?;
     policy.base_delay_ms = base.unwrap_or(policy.base_delay_ms);
     policy.max_delay_ms = max.unwrap_or(policy.max_delay_ms);
     Ok(policy)
 }
 
 /// A field that is there and not `null`/`undefined`.
-fn present<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+fn present<'a>(obj: &'a Object, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
 }
 
@@ -256,35 +273,58 @@ fn namespace(v: &Value) -> Result<String, GuardError> {
         {
             Ok(s.to_owned())
         }
-        _ => Err(invalid(format!(
-            "`namespace` must be a non-empty string of at most {MAX_NAMESPACE_LEN} characters without ':'"
-        ))),
+        _ => Err(invalid(
+            [
+                "`namespace` must be a non-empty string of at most ",
+                &u64_text(MAX_NAMESPACE_LEN as u64),
+                " characters without ':'",
+            ]
+            .concat(),
+        )),
     }
 }
 
+/// Seconds (fractions allowed) as milliseconds, rounded; at least 1 ms.
 fn ttl_ms(v: &Value) -> Result<u64, GuardError> {
-    match v.as_f64() {
-        Some(s) if s > 0.0 && s <= f64::from(MAX_TTL_SECONDS) => {
-            Ok(((s * 1000.0).round() as u64).max(1))
-        }
-        _ => Err(invalid(format!(
-            "`ttlSeconds` must be a number of seconds above 0 and at most {MAX_TTL_SECONDS}"
-        ))),
+    let max_ms = u64::from(MAX_TTL_SECONDS) * 1000;
+    match v.as_number() {
+        Some(n) if !n.is_negative() && !n.is_zero() => n
+            .rounded_magnitude(3)
+            .filter(|ms| *ms <= max_ms)
+            .map(|ms| ms.max(1)),
+        _ => None,
     }
+    .ok_or_else(|| {
+        invalid(
+            [
+                "`ttlSeconds` must be a number of seconds above 0 and at most ",
+                &u64_text(u64::from(MAX_TTL_SECONDS)),
+            ]
+            .concat(),
+        )
+    })
 }
 
 fn max_jobs(v: &Value) -> Result<usize, GuardError> {
-    let n = v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-            .map(|f| f as u64)
-    });
-    match n.and_then(|n| usize::try_from(n).ok()) {
-        Some(n) if (1..=MAX_MAX_JOBS).contains(&n) => Ok(n),
-        _ => Err(invalid(format!(
-            "`maxJobs` must be a whole number from 1 to {MAX_MAX_JOBS}"
-        ))),
+    match whole(Some(v), MAX_MAX_JOBS as u64) {
+        Ok(Some(n)) if n >= 1 => usize::try_from(n).ok(),
+        _ => None,
     }
+    .ok_or_else(|| whole_number_error("maxJobs", 1, MAX_MAX_JOBS as u64))
+}
+
+fn whole_number_error(option: &str, min: u64, max: u64) -> GuardError {
+    invalid(
+        [
+            "`",
+            option,
+            "` must be a whole number from ",
+            &u64_text(min),
+            " to ",
+            &u64_text(max),
+        ]
+        .concat(),
+    )
 }
 
 fn invalid(message: String) -> GuardError {
@@ -294,7 +334,7 @@ fn invalid(message: String) -> GuardError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::testing::json;
 
     #[test]
     fn cancel_urls_encode_the_job_id() {

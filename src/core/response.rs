@@ -9,11 +9,10 @@
 //! | 408, 429, 500, 502, 503, 504, network error | `failed`, retryable | yes |
 //! | anything else | `failed`, not retryable | no |
 
-use serde::Serialize;
+use super::json::{u64_text, ObjectWriter, ToJson};
 
 /// How a cancel ended, as the app sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Cancelled,
     NotJobOwner,
@@ -40,11 +39,27 @@ impl Outcome {
 
 /// The meaning of one HTTP status: the outcome, a message to show a person, and whether a
 /// later attempt could succeed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Classification {
     pub outcome: Outcome,
     pub message: String,
     pub retryable: bool,
+}
+
+impl ToJson for Outcome {
+    fn write_json(&self, out: &mut String) {
+        self.as_str().write_json(out);
+    }
+}
+
+impl ToJson for Classification {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("outcome", &self.outcome)
+            .field("message", &self.message)
+            .field("retryable", &self.retryable)
+            .end();
+    }
 }
 
 /// The statuses worth another attempt: the server or something in front of it was busy.
@@ -76,14 +91,22 @@ pub fn classify(status: u16) -> Classification {
         ),
         s if is_transient(s) => (
             Outcome::Failed,
-            format!(
-                "The server could not cancel the job right now (HTTP {s}); try again in a moment"
-            ),
+            [
+                "The server could not cancel the job right now (HTTP ",
+                &u64_text(u64::from(s)),
+                "); try again in a moment",
+            ]
+            .concat(),
             true,
         ),
         s => (
             Outcome::Failed,
-            format!("The server refused to cancel the job (HTTP {s})"),
+            [
+                "The server refused to cancel the job (HTTP ",
+                &u64_text(u64::from(s)),
+                ")",
+            ]
+            .concat(),
             false,
         ),
     };

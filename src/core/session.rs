@@ -4,14 +4,12 @@
 //! login session's user; the record it checks was written with the `channel_id` and `user_id`
 //! of the job's creator. The guard mirrors that check before any request leaves the page.
 
-use serde::Serialize;
-use serde_json::Value;
-
 use super::error::GuardError;
+use super::json::{self, ObjectWriter, ToJson, Value};
 use super::model::{is_valid_id, JobRecord, MAX_ID_LEN};
 
 /// Largest integer a JS number holds exactly (2^53 - 1).
-pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 /// Normalises a user id as Superset sends it: a string stays as it is, an integer becomes its
 /// decimal string (the registry stores ints, the API sends strings), `null` means a guest or
@@ -24,19 +22,19 @@ pub fn normalize_user_id(value: &Value) -> Result<Option<String>, &'static str> 
             Err("must be a non-empty string without control characters, a whole number, or null")
         }
         Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                Ok(Some(u.to_string()))
-            } else if let Some(i) = n.as_i64() {
-                Ok(Some(i.to_string()))
+            // An integer as written (within 64 bits), or a whole number a JS number holds
+            // exactly: JS numbers may arrive as `7.0` or `7e0`, which are the user 7.
+            let whole = n
+                .exact_magnitude(0)
+                .filter(|m| *m <= MAX_SAFE_INTEGER || n.is_integer_text())
+                .filter(|m| !n.is_negative() || *m <= 1 << 63)
+                .ok_or("must be a whole number when it is a number")?;
+            let digits = json::u64_text(whole);
+            Ok(Some(if n.is_negative() {
+                ["-", &digits].concat()
             } else {
-                match n.as_f64() {
-                    // JS numbers arrive as floats; 7.0 is the user 7.
-                    Some(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER => {
-                        Ok(Some((f as i64).to_string()))
-                    }
-                    _ => Err("must be a whole number when it is a number"),
-                }
-            }
+                digits
+            }))
         }
         _ => Err("must be a string, a whole number, or null"),
     }
@@ -44,7 +42,7 @@ pub fn normalize_user_id(value: &Value) -> Result<Option<String>, &'static str> 
 
 /// The signed-in session: a user (`None` for guests and anonymous users) and, once known, the
 /// async channel the server minted for it. Stored as the session marker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
     pub user_id: Option<String>,
     pub channel_id: Option<String>,
@@ -56,25 +54,32 @@ impl Session {
         let obj = value.as_object().ok_or_else(|| {
             invalid("expected an object { userId, channelId? } (userId null for guests)")
         })?;
-        if let Some(key) = obj
-            .keys()
-            .find(|k| k.as_str() != "userId" && k.as_str() != "channelId")
-        {
-            return Err(invalid(&format!(
-                "unknown field `{key}` (expected userId and optionally channelId)"
-            )));
+        if let Some(key) = obj.keys().find(|k| *k != "userId" && *k != "channelId") {
+            return Err(invalid(
+                &[
+                    "unknown field `",
+                    key,
+                    "` (expected userId and optionally channelId)",
+                ]
+                .concat(),
+            ));
         }
         let user_id = match obj.get("userId") {
             None => return Err(invalid("`userId` is required (null for guests)")),
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&format!("`userId` {m}")))?,
+            Some(v) => normalize_user_id(v).map_err(|m| invalid(&["`userId` ", m].concat()))?,
         };
         let channel_id = match obj.get("channelId") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if is_valid_id(s) => Some(s.clone()),
             Some(_) => {
-                return Err(invalid(&format!(
-                "`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters"
-            )))
+                return Err(invalid(
+                    &[
+                        "`channelId` must be null or a non-empty string of at most ",
+                        &json::u64_text(MAX_ID_LEN as u64),
+                        " characters",
+                    ]
+                    .concat(),
+                ))
             }
         };
         Ok(Self {
@@ -85,7 +90,7 @@ impl Session {
 
     /// Reads the stored session marker; anything malformed is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        let value: Value = serde_json::from_str(text).ok()?;
+        let value = json::parse(text)?;
         let obj = value.as_object()?;
         let user_id = normalize_user_id(obj.get("user_id")?).ok()?;
         let channel_id = match obj.get("channel_id")? {
@@ -100,9 +105,8 @@ impl Session {
     }
 
     /// The JSON text kept as the session marker.
-    pub fn to_stored(&self) -> Result<String, GuardError> {
-        serde_json::to_string(self)
-            .map_err(|e| GuardError::InvalidSession(format!("cannot serialise session: {e}")))
+    pub fn to_stored(&self) -> String {
+        self.to_json()
     }
 
     /// Whether a job created by `user_id` on `channel_id` is this session's: the same user and,
@@ -120,6 +124,15 @@ impl Session {
     }
 }
 
+impl ToJson for Session {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("user_id", &self.user_id)
+            .field("channel_id", &self.channel_id)
+            .end();
+    }
+}
+
 fn invalid(message: &str) -> GuardError {
     GuardError::InvalidSession(message.to_owned())
 }
@@ -127,7 +140,7 @@ fn invalid(message: &str) -> GuardError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::testing::json;
 
     fn session(user: Option<&str>, channel: Option<&str>) -> Session {
         Session {
@@ -205,7 +218,7 @@ mod tests {
             session(None, Some("guest-x")),
             session(Some("2"), None),
         ] {
-            let text = s.to_stored().unwrap();
+            let text = s.to_stored();
             assert_eq!(Session::from_stored(&text), Some(s));
         }
         for text in [

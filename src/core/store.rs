@@ -37,14 +37,14 @@ struct Keys {
 impl Keys {
     fn new(namespace: &str) -> Self {
         Self {
-            namespace: format!("{namespace}:"),
-            session: format!("{namespace}:v1:session"),
-            job_prefix: format!("{namespace}:v1:job:"),
+            namespace: [namespace, ":"].concat(),
+            session: [namespace, ":v1:session"].concat(),
+            job_prefix: [namespace, ":v1:job:"].concat(),
         }
     }
 
     fn job(&self, job_id: &str) -> String {
-        format!("{}{job_id}", self.job_prefix)
+        [self.job_prefix.as_str(), job_id].concat()
     }
 }
 
@@ -244,14 +244,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let Some(session) = self.session() else {
             return Vec::new();
         };
-        let mut records: Vec<JobRecord> = self
+        let records: Vec<JobRecord> = self
             .job_ids()
             .into_iter()
             .filter_map(|id| self.load_owned(&id, &session))
             .collect();
-        // Keys are unique (one record per job id): an unstable sort is exact, and smaller.
-        records.sort_unstable_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
-        records
+        sorted(records, |r| r.created_at)
     }
 
     /// May the session cancel `job_id`? Decided from storage alone; nothing is sent. A record
@@ -296,7 +294,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
-        let text = session.to_stored()?;
+        let text = session.to_stored();
         let key = self.keys.session.clone();
         self.put(&key, &text, Some(session));
         Ok(())
@@ -325,6 +323,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Evicts the session's terminal records, oldest first, until about `needed` bytes are
     /// free; returns how many it evicted.
     fn make_room(&mut self, needed: usize, keep: &str, session: &Session) -> usize {
+        // (age, key, bytes): the same element type as `sorted` sorts, so one sort is linked.
         let mut candidates: Vec<(u64, String, usize)> = Vec::new();
         for id in self.job_ids() {
             let key = self.keys.job(&id);
@@ -452,23 +451,39 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         if ids.len() <= self.max_jobs {
             return;
         }
-        let mut records: Vec<JobRecord> = ids.iter().filter_map(|id| self.load(id).ok()).collect();
+        let records: Vec<JobRecord> = ids.iter().filter_map(|id| self.load(id).ok()).collect();
         if records.len() <= self.max_jobs {
             return;
         }
         let excess = records.len() - self.max_jobs;
-        records.sort_unstable_by(|a, b| {
-            (!a.status.is_terminal(), a.created_at, &a.job_id).cmp(&(
-                !b.status.is_terminal(),
-                b.created_at,
-                &b.job_id,
-            ))
+        // Finished jobs go first, then the oldest. (Timestamps stay below 2^53.)
+        let records = sorted(records, |r| {
+            let running = if r.status.is_terminal() { 0 } else { 1 << 62 };
+            running | r.created_at
         });
         for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
             self.stats.removed.evicted_over_limit += 1;
             self.storage.remove(&self.keys.job(&record.job_id));
         }
     }
+}
+
+/// Records ordered by `rank`, ties by job id (job ids are unique, so the order is exact).
+///
+/// Every sort of the crate sorts `(u64, String, usize)` tuples: each monomorphised sort adds
+/// about 5 KB to the wasm module.
+fn sorted(records: Vec<JobRecord>, rank: impl Fn(&JobRecord) -> u64) -> Vec<JobRecord> {
+    let mut order: Vec<(u64, String, usize)> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (rank(r), r.job_id.clone(), i))
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<JobRecord>> = records.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|(_, _, i)| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 #[cfg(test)]
@@ -480,6 +495,11 @@ mod tests {
     use crate::core::model::JobStatus;
     use crate::core::storage::MemoryStorage;
     use serde_json::{json, Value};
+
+    /// A serde_json value (what the tests build with `json!`) as the core's JSON value.
+    fn core(v: Value) -> crate::core::json::Value {
+        crate::core::json::parse(&v.to_string()).unwrap()
+    }
 
     /// One storage seen by several stores: the tabs of one origin.
     type Shared = crate::core::storage::SharedMemory;
@@ -521,14 +541,14 @@ mod tests {
     }
 
     fn login(user: Value, channel: Option<&str>) -> Session {
-        Session::from_login(&json!({"userId": user, "channelId": channel})).unwrap()
+        Session::from_login(&core(json!({"userId": user, "channelId": channel}))).unwrap()
     }
 
     fn meta(job: &str, user: Value, channel: &str, status: &str) -> JobMetadata {
-        JobMetadata::from_json(
-            &json!({"channel_id": channel, "job_id": job, "user_id": user,
+        JobMetadata::from_json(&core(
+            json!({"channel_id": channel, "job_id": job, "user_id": user,
             "status": status, "errors": [], "result_url": null}),
-        )
+        ))
         .unwrap()
     }
 
@@ -766,9 +786,11 @@ mod tests {
         s.login(login(json!("1"), None)).unwrap();
         s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
         clock.advance(1500);
-        let ev = JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+        let ev = JobMetadata::from_json(&core(
+            json!({"channel_id": "c", "job_id": "j", "user_id": "1",
             "status": "done", "errors": [], "result_url": "/api/v1/chart/data/qc-1",
-            "id": "1607477697866-0"}))
+            "id": "1607477697866-0"}),
+        ))
         .unwrap();
         let rec = s.apply_event(ev).unwrap().unwrap();
         assert_eq!(rec.status, JobStatus::Done);
@@ -798,14 +820,18 @@ mod tests {
         let mut s = tab(&shared, &clock);
         s.login(login(json!("1"), None)).unwrap();
         s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
-        let ev = JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+        let ev = JobMetadata::from_json(&core(
+            json!({"channel_id": "c", "job_id": "j", "user_id": "1",
             "status": "error", "errors": [{"message": "Error: relation 'foo' does not exist"}],
-            "result_url": null}))
+            "result_url": null}),
+        ))
         .unwrap();
         let rec = s.apply_event(ev).unwrap().unwrap();
         assert_eq!(
             rec.errors,
-            vec![json!({"message": "Error: relation 'foo' does not exist"})]
+            vec![core(
+                json!({"message": "Error: relation 'foo' does not exist"})
+            )]
         );
         assert_eq!(
             s.check_cancel("j").refusal(),
@@ -1299,10 +1325,11 @@ mod tests {
         let mut s = tab(&shared, &clock);
         s.login(login(json!("1"), None)).unwrap();
         let huge = vec![json!({"message": "x".repeat(1000)}); 40];
-        let big =
-            JobMetadata::from_json(&json!({"channel_id": "c", "job_id": "big", "user_id": "1",
-            "status": "error", "errors": huge}))
-            .unwrap();
+        let big = JobMetadata::from_json(&core(
+            json!({"channel_id": "c", "job_id": "big", "user_id": "1",
+            "status": "error", "errors": huge}),
+        ))
+        .unwrap();
         assert_eq!(s.record_job(big.clone()).unwrap_err().code(), "invalid_job");
         assert_eq!(s.session().unwrap().channel_id, None, "nothing changed");
         s.record_job(meta("big", json!("1"), "c", "running"))

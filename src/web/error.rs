@@ -10,7 +10,7 @@ pub const GUARD_ERROR_NAME: &str = "GuardError";
 /// A JS `Error` whose `name` is `"GuardError"`, whose `message` is the error's text, and which
 /// carries the stable `code` (`"invalid_options"`, `"no_session"`, ...).
 pub fn to_js_error(err: &GuardError) -> JsValue {
-    let js = js_sys::Error::new(&err.to_string());
+    let js = js_sys::Error::new(&err.message());
     js.set_name(GUARD_ERROR_NAME);
     // Reflect.set on a fresh, extensible Error cannot fail; if it ever did, the error would
     // still be thrown, just without its code.

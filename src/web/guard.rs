@@ -7,7 +7,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
 
@@ -18,6 +17,7 @@ use super::storage::LocalStorage;
 use super::tabs::{Change, Listeners, TabSync};
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageMode;
+use crate::core::json::{self, ObjectWriter, ToJson, Value};
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
 use crate::core::response::classify;
@@ -58,40 +58,52 @@ pub struct JobGuard {
     listeners: Rc<RefCell<Listeners>>,
 }
 
-#[derive(Serialize)]
-struct PurgeResult {
-    purged: usize,
+/// `{ purged }`: what `login` and `logout` return.
+fn purge_result(purged: usize) -> impl ToJson {
+    struct PurgeResult(usize);
+    impl ToJson for PurgeResult {
+        fn write_json(&self, out: &mut String) {
+            ObjectWriter::new(out).field("purged", &self.0).end();
+        }
+    }
+    PurgeResult(purged)
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SessionInfo<'a> {
-    user_id: Option<&'a str>,
-    channel_id: Option<&'a str>,
+/// `{ userId, channelId }`: the session as `guard.session` shows it.
+struct SessionInfo(Session);
+
+impl ToJson for SessionInfo {
+    fn write_json(&self, out: &mut String) {
+        ObjectWriter::new(out)
+            .field("userId", &self.0.user_id)
+            .field("channelId", &self.0.channel_id)
+            .end();
+    }
 }
 
 /// A JS value as JSON, for the core to validate: through the engine's own `JSON.stringify`
 /// (so `undefined` reads as `null`, and functions and symbols are left out).
-fn json_from_js(
-    value: &JsValue,
-    err: fn(String) -> GuardError,
-) -> Result<serde_json::Value, JsValue> {
+fn json_from_js(value: &JsValue, err: fn(String) -> GuardError) -> Result<Value, JsValue> {
     if value.is_undefined() {
-        return Ok(serde_json::Value::Null);
+        return Ok(Value::Null);
     }
-    let text = js_sys::JSON::stringify(value)
+    js_sys::JSON::stringify(value)
         .ok()
         .and_then(|t| t.as_string())
-        .ok_or_else(|| to_js_error(&err("cannot read the value as JSON".to_owned())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| to_js_error(&err(format!("cannot read the value: {e}"))))
+        .and_then(|text| json::parse(&text))
+        .ok_or_else(|| {
+            // JSON.stringify throws on cycles and BigInt; a lone surrogate in a string is not
+            // text Rust can hold.
+            to_js_error(&err(
+                "cannot read the value as JSON (a cycle, a BigInt, or a broken string?)".to_owned(),
+            ))
+        })
 }
 
 /// A Rust value as a plain JS value (objects for structs, `null` for `None`), through JSON
 /// and the engine's own `JSON.parse`.
-fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| to_js_error(&GuardError::Internal(e.to_string())))?;
+fn to_js<T: ToJson + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    let text = value.to_json();
     js_sys::JSON::parse(&text).map_err(|_| to_js_error(&GuardError::Internal(text)))
 }
 
@@ -158,12 +170,12 @@ impl JobGuard {
         let store = match options.storage {
             StorageKind::Memory => JobStore::private(memory(), None, DateClock, &options),
             StorageKind::Local => {
-                let probe = format!("{}:v1:probe", options.namespace);
+                let probe = [options.namespace.as_str(), ":v1:probe"].concat();
                 match LocalStorage::open(&probe) {
                     Ok(local) => {
                         JobStore::new(Box::new(local) as Box<dyn KeyValue>, DateClock, &options)
                     }
-                    Err(e) => JobStore::private(memory(), Some(e.to_string()), DateClock, &options),
+                    Err(e) => JobStore::private(memory(), Some(e.describe()), DateClock, &options),
                 }
             }
         };
@@ -231,7 +243,7 @@ impl JobGuard {
             }
             Ok(purged)
         })?;
-        to_js(&PurgeResult { purged })
+        to_js(&purge_result(purged))
     }
 
     /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
@@ -248,17 +260,14 @@ impl JobGuard {
         if let Some(controller) = in_flight {
             controller.abort();
         }
-        to_js(&PurgeResult { purged })
+        to_js(&purge_result(purged))
     }
 
     /// The stored session (shared by the origin's tabs), or `null`.
     #[wasm_bindgen(getter, unchecked_return_type = "SessionInfo | null")]
     pub fn session(&self) -> Result<JsValue, JsValue> {
         let session = self.with(|g| Ok(g.store.session()))?;
-        to_js(&session.as_ref().map(|s| SessionInfo {
-            user_id: s.user_id.as_deref(),
-            channel_id: s.channel_id.as_deref(),
-        }))
+        to_js(&session.map(SessionInfo))
     }
 
     /// Records the metadata Superset's create call returned. Throws `invalid_job`,

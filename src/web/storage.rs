@@ -65,7 +65,7 @@ fn storage_error(thrown: &JsValue, otherwise: StorageErrorKind) -> StorageError 
     let message = if name.is_empty() {
         message
     } else {
-        format!("{name}: {message}")
+        [name.as_str(), ": ", &message].concat()
     };
     StorageError::new(kind, message)
 }

@@ -118,7 +118,7 @@ impl TabSync {
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let channel = window
             .as_ref()
-            .and_then(|_| BroadcastChannel::new(&format!("superset-job-guard:{namespace}")).ok());
+            .and_then(|_| BroadcastChannel::new(&["superset-job-guard:", namespace].concat()).ok());
         let on_message = channel.as_ref().map(|channel| {
             let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
                 if let Some(change) = read_message(&inner, &event.data()) {
