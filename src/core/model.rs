@@ -62,7 +62,13 @@ pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
 /// Checks an id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with
 /// no control characters.
 pub fn is_valid_id(id: &str) -> bool {
-    !id.is_empty() && id.chars().count() <= MAX_ID_LEN && !id.chars().any(char::is_control)
+    !id.is_empty() && char_count(id) <= MAX_ID_LEN && !id.chars().any(char::is_control)
+}
+
+/// Characters in `s` (what `s.chars().count()` says, without its vectorised counter: every
+/// byte but a UTF-8 continuation byte starts a character).
+pub fn char_count(s: &str) -> usize {
+    s.bytes().filter(|b| b & 0xC0 != 0x80).count()
 }
 
 pub fn is_reserved_id(id: &str) -> bool {

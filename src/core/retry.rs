@@ -54,10 +54,9 @@ impl RetryPolicy {
 /// (`Wed, 21 Oct 2015 07:28:00 GMT`; also the obsolete RFC 850 and asctime forms). A date in
 /// the past is 0. Anything unreadable is `None`.
 pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
-    let value = value.trim();
+    let value = value.trim_matches([' ', '\t']);
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        let seconds: u64 = value.parse().ok()?;
-        return Some(seconds.saturating_mul(1000));
+        return number(value).map(|seconds| seconds.saturating_mul(1000));
     }
     let at = parse_http_date(value)?;
     Some(at.saturating_sub(now_ms))
@@ -70,29 +69,29 @@ pub fn parse_http_date(value: &str) -> Option<u64> {
     // RFC 850:     Sunday, 06-Nov-94 08:49:37 GMT -> [Sunday, 06-Nov-94, 08:49:37, GMT]
     // asctime:     Sun Nov  6 08:49:37 1994       -> [Sun, Nov, 6, 08:49:37, 1994]
     let (day, month, year, time) = match parts.as_slice() {
-        [_, day, month, year, time, "GMT"] => (*day, *month, year.parse().ok()?, *time),
+        [_, day, month, year, time, "GMT"] => (*day, *month, int(year)?, *time),
         [_, date, time, "GMT"] => {
             let mut it = date.split('-');
             let (day, month, yy) = (it.next()?, it.next()?, it.next()?);
             if it.next().is_some() {
                 return None;
             }
-            let yy: i64 = yy.parse().ok()?;
+            let yy = int(yy)?;
             // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
             let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
             (day, month, year, *time)
         }
-        [_, month, day, time, year] => (*day, *month, year.parse().ok()?, *time),
+        [_, month, day, time, year] => (*day, *month, int(year)?, *time),
         _ => return None,
     };
-    let day: i64 = day.parse().ok()?;
+    let day = int(day)?;
     let month = month_number(month)?;
     let mut hms = time.split(':');
     let (h, m, s) = (hms.next()?, hms.next()?, hms.next()?);
     if hms.next().is_some() {
         return None;
     }
-    let (h, m, s): (i64, i64, i64) = (h.parse().ok()?, m.parse().ok()?, s.parse().ok()?);
+    let (h, m, s) = (int(h)?, int(m)?, int(s)?);
     if !(1..=31).contains(&day)
         || !(0..24).contains(&h)
         || !(0..60).contains(&m)
@@ -105,6 +104,25 @@ pub fn parse_http_date(value: &str) -> Option<u64> {
         .checked_mul(86_400)?
         .checked_add(h * 3600 + m * 60 + s)?;
     u64::try_from(seconds).ok()?.checked_mul(1000)
+}
+
+/// A run of ASCII digits (nothing else) as a number; `None` if empty or too long for u64.
+/// (`str::parse` would link a parser per integer type into the wasm module.)
+fn number(digits: &str) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.bytes().try_fold(0u64, |n, b| {
+        let d = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        n.checked_mul(10)?.checked_add(u64::from(d))
+    })
+}
+
+/// A date or time field: digits only, small enough for the calendar arithmetic.
+fn int(digits: &str) -> Option<i64> {
+    number(digits)
+        .filter(|n| *n <= 999_999)
+        .and_then(|n| i64::try_from(n).ok())
 }
 
 fn month_number(name: &str) -> Option<i64> {

@@ -323,7 +323,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Evicts the session's terminal records, oldest first, until about `needed` bytes are
     /// free; returns how many it evicted.
     fn make_room(&mut self, needed: usize, keep: &str, session: &Session) -> usize {
-        // (age, key, bytes): the same element type as `sorted` sorts, so one sort is linked.
+        // (age, key, bytes): keys are unique, so the order is exact.
         let mut candidates: Vec<(u64, String, usize)> = Vec::new();
         for id in self.job_ids() {
             let key = self.keys.job(&id);
@@ -339,7 +339,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 }
             }
         }
-        candidates.sort_unstable();
+        heap_sort(&mut candidates);
         let mut freed = 0;
         let mut evicted = 0;
         for (_, key, size) in candidates {
@@ -469,21 +469,49 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 }
 
 /// Records ordered by `rank`, ties by job id (job ids are unique, so the order is exact).
-///
-/// Every sort of the crate sorts `(u64, String, usize)` tuples: each monomorphised sort adds
-/// about 5 KB to the wasm module.
 fn sorted(records: Vec<JobRecord>, rank: impl Fn(&JobRecord) -> u64) -> Vec<JobRecord> {
     let mut order: Vec<(u64, String, usize)> = records
         .iter()
         .enumerate()
         .map(|(i, r)| (rank(r), r.job_id.clone(), i))
         .collect();
-    order.sort_unstable();
+    heap_sort(&mut order);
     let mut slots: Vec<Option<JobRecord>> = records.into_iter().map(Some).collect();
     order
         .into_iter()
         .filter_map(|(_, _, i)| slots.get_mut(i).and_then(Option::take))
         .collect()
+}
+
+/// Sorts in place: a heapsort, O(n log n) and not stable (callers sort unique keys). It is a
+/// few hundred bytes of wasm; each `sort_unstable` instance is about 4 KB.
+fn heap_sort<T: Ord>(v: &mut [T]) {
+    let len = v.len();
+    for root in (0..len / 2).rev() {
+        sift_down(v, root, len);
+    }
+    for end in (1..len).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+/// Moves `v[root]` down until the heap `v[..end]` is ordered again.
+fn sift_down<T: Ord>(v: &mut [T], mut root: usize, end: usize) {
+    loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && v.get(child) < v.get(child + 1) {
+            child += 1;
+        }
+        if v.get(root) >= v.get(child) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    }
 }
 
 #[cfg(test)]
@@ -523,6 +551,23 @@ mod tests {
     }
 
     const T0: u64 = 1_700_000_000_000;
+
+    #[test]
+    fn heap_sort_sorts() {
+        let mut seed = 7u64;
+        for len in [0, 1, 2, 3, 10, 257] {
+            let mut v: Vec<(u64, String, usize)> = (0..len)
+                .map(|i| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    ((seed >> 60), format!("id-{}", seed % 7), i)
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort();
+            heap_sort(&mut v);
+            assert_eq!(v, want, "len {len}");
+        }
+    }
 
     fn setup() -> (Shared, ManualClock) {
         (Shared::default(), ManualClock::at(T0))
