@@ -482,3 +482,110 @@ fn two_tabs_recording_at_once_lose_neither_record() {
     assert_eq!(rust(&two.jobs().unwrap()).as_array().unwrap().len(), 40);
     one.logout().unwrap();
 }
+
+/// Reads are answered from a memo while the stored text is unchanged: a write by other code in
+/// this same tab (no `storage` event) must be seen at once.
+#[wasm_bindgen_test]
+fn same_tab_writes_are_seen_by_the_next_read() {
+    let ns = fresh("h-memo");
+    let g = guard(json!({ "namespace": ns }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    g.record_job(meta("job-2", "running")).unwrap();
+    let check = |id: &str| rust(&g.check_cancel(id.into()).unwrap());
+    let key = |id: &str| format!("{ns}:v1:job:{id}");
+    for _ in 0..3 {
+        assert_eq!(
+            check("job-1")["allowed"],
+            true,
+            "asked again: the same answer"
+        );
+        assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 2);
+    }
+    // The job finished, as written by other code of this page.
+    let text = storage().get_item(&key("job-1")).unwrap().unwrap();
+    let done = text.replace(r#""status":"running""#, r#""status":"done""#);
+    storage().set_item(&key("job-1"), &done).unwrap();
+    assert_eq!(check("job-1")["reason"], "already_finished");
+    assert_eq!(rust(&g.job("job-1".into()).unwrap())["status"], "done");
+    assert_eq!(rust(&g.jobs().unwrap())[0]["status"], "done");
+    // A forged record of another user under a known id: refused and removed.
+    let forged = done.replace(r#""user_id":"1""#, r#""user_id":"2""#);
+    storage().set_item(&key("job-1"), &forged).unwrap();
+    assert_eq!(check("job-1")["reason"], "not_job_owner");
+    assert_eq!(check("job-1")["reason"], "unknown_job", "it was removed");
+    assert_eq!(rust(&g.job("job-1".into()).unwrap()), Value::Null);
+    // A record removed, one added, by hand: the list follows.
+    storage().remove_item(&key("job-2")).unwrap();
+    assert_eq!(rust(&g.jobs().unwrap()), json!([]));
+    g.record_job(meta("job-3", "pending")).unwrap();
+    assert_eq!(rust(&g.jobs().unwrap())[0]["job_id"], "job-3");
+    let copy = storage().get_item(&key("job-3")).unwrap().unwrap();
+    storage()
+        .set_item(&key("job-4"), &copy.replace("job-3", "job-4"))
+        .unwrap();
+    let ids: Vec<Value> = rust(&g.jobs().unwrap())
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["job_id"].clone())
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    // Another user signs in by writing the marker: nothing of user 1 is answered.
+    assert_eq!(check("job-3")["allowed"], true);
+    storage()
+        .set_item(
+            &format!("{ns}:v1:session"),
+            r#"{"user_id":"2","channel_id":null}"#,
+        )
+        .unwrap();
+    assert_eq!(check("job-3")["reason"], "not_job_owner");
+    assert_eq!(rust(&g.jobs().unwrap()), json!([]));
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_remembered_answer_does_not_outlive_the_records_ttl() {
+    let ns = fresh("h-memo-ttl");
+    let g = guard(json!({ "namespace": ns, "ttlSeconds": 0.2 }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+            true
+        );
+        assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 1);
+    }
+    sleep(300).await;
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["reason"],
+        "unknown_job"
+    );
+    assert_eq!(rust(&g.stats().unwrap())["removed"]["expired"], 1);
+    assert_eq!(rust(&g.jobs().unwrap()), json!([]));
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn each_answer_is_a_fresh_object() {
+    let ns = fresh("h-memo-fresh");
+    let g = guard(json!({ "namespace": ns }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    for _ in 0..3 {
+        let job = g.job("job-1".into()).unwrap();
+        js_sys::Reflect::set(&job, &"status".into(), &"tampered".into()).unwrap();
+        let list = g.jobs().unwrap();
+        js_sys::Reflect::set(&list, &"0".into(), &JsValue::NULL).unwrap();
+        let check = g.check_cancel("job-1".into()).unwrap();
+        js_sys::Reflect::set(&check, &"allowed".into(), &false.into()).unwrap();
+    }
+    assert_eq!(rust(&g.job("job-1".into()).unwrap())["status"], "running");
+    assert_eq!(rust(&g.jobs().unwrap())[0]["status"], "running");
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+        true
+    );
+    g.logout().unwrap();
+}

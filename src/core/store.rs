@@ -34,11 +34,16 @@ struct Keys {
     job_prefix: String,
 }
 
+/// The session marker's key in `namespace`.
+pub fn session_key(namespace: &str) -> String {
+    [namespace, ":v1:session"].concat()
+}
+
 impl Keys {
     fn new(namespace: &str) -> Self {
         Self {
             namespace: [namespace, ":"].concat(),
-            session: [namespace, ":v1:session"].concat(),
+            session: session_key(namespace),
             job_prefix: [namespace, ":v1:job:"].concat(),
         }
     }
@@ -106,6 +111,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Whether `key` is one of this store's (any schema version).
     pub fn owns_key(&self, key: &str) -> bool {
         key.starts_with(&self.keys.namespace)
+    }
+
+    /// The session marker's key.
+    pub fn session_key(&self) -> &str {
+        &self.keys.session
+    }
+
+    /// The prefix of every job record's key.
+    pub fn job_prefix(&self) -> &str {
+        &self.keys.job_prefix
     }
 
     pub fn is_session_key(&self, key: &str) -> bool {

@@ -13,6 +13,7 @@ use web_sys::{AbortController, AbortSignal};
 use super::cancel;
 use super::clock::DateClock;
 use super::error::to_js_error;
+use super::memo::Memo;
 use super::storage::LocalStorage;
 use super::tabs::{Change, Listeners, TabSync};
 use crate::core::error::GuardError;
@@ -23,7 +24,7 @@ use crate::core::options::{GuardOptions, StorageKind};
 use crate::core::response::classify;
 use crate::core::session::Session;
 use crate::core::storage::{KeyValue, MemoryStorage};
-use crate::core::store::JobStore;
+use crate::core::store::{session_key, JobStore};
 
 type Store = JobStore<Box<dyn KeyValue>, DateClock>;
 
@@ -37,15 +38,24 @@ pub struct Inner {
     pub logout: Option<AbortController>,
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
+    /// Read answers for unchanged stored text; `None` without localStorage.
+    pub memo: Option<Memo>,
 }
 
 impl Inner {
+    /// The memo, while the data lives in localStorage alone (no memory layer).
+    fn memo(&self) -> Option<&Memo> {
+        self.memo
+            .as_ref()
+            .filter(|_| self.store.storage_status().kind == StorageMode::Local)
+    }
+
     /// Tells the other tabs that this tab signed out or switched user. (Job changes need no
     /// message: they are in localStorage, whose `storage` event the other tabs get.)
     pub fn announce(&mut self, change: Change) {
         let shared = self.store.storage_status().kind != StorageMode::Memory;
         let user = self.store.session().and_then(|s| s.user_id);
-        if let Some(tabs) = &self.tabs {
+        if let Some(tabs) = &mut self.tabs {
             tabs.announce(change, user.as_deref(), shared);
         }
     }
@@ -167,18 +177,32 @@ impl JobGuard {
         // `undefined` and `null` read as JSON null: all defaults.
         let (options, fetch) = read_options(&options)?;
         let memory = || -> Box<dyn KeyValue> { Box::new(MemoryStorage::new()) };
+        let mut local_storage = None;
         let store = match options.storage {
             StorageKind::Memory => JobStore::private(memory(), None, DateClock, &options),
             StorageKind::Local => {
                 let probe = [options.namespace.as_str(), ":v1:probe"].concat();
                 match LocalStorage::open(&probe) {
-                    Ok(local) => {
+                    Ok(mut local) => {
+                        local.pin_key(&session_key(&options.namespace));
+                        local_storage = Some(local.storage().clone());
                         JobStore::new(Box::new(local) as Box<dyn KeyValue>, DateClock, &options)
                     }
                     Err(e) => JobStore::private(memory(), Some(e.describe()), DateClock, &options),
                 }
             }
         };
+        let memo = local_storage.map(|storage| {
+            // Room for every record a guard keeps, twice over, plus ids asked about in vain.
+            let limit = u32::try_from(options.max_jobs * 2 + 256).unwrap_or(u32::MAX);
+            Memo::new(
+                &storage,
+                store.session_key(),
+                store.job_prefix(),
+                options.ttl_ms as f64,
+                limit,
+            )
+        });
         let namespace = options.namespace.clone();
         let inner = Rc::new(RefCell::new(Inner {
             store,
@@ -186,6 +210,7 @@ impl JobGuard {
             fetch,
             logout: AbortController::new().ok(),
             tabs: None,
+            memo,
         }));
         let listeners = Rc::new(RefCell::new(Listeners::default()));
         let tabs = TabSync::start(&namespace, Rc::downgrade(&inner), Rc::clone(&listeners));
@@ -235,6 +260,9 @@ impl JobGuard {
         let value = json_from_js(&session, GuardError::InvalidSession)?;
         let session = guarded(Session::from_login(&value))?;
         let purged = self.with(|g| {
+            if let Some(memo) = &g.memo {
+                memo.clear();
+            }
             let before = g.store.session().map(|s| s.user_id);
             let user = session.user_id.clone();
             let purged = guarded(g.store.login(session))?;
@@ -252,6 +280,9 @@ impl JobGuard {
     pub fn logout(&self) -> Result<JsValue, JsValue> {
         let (purged, in_flight) = self.with(|g| {
             let in_flight = std::mem::replace(&mut g.logout, AbortController::new().ok());
+            if let Some(memo) = &g.memo {
+                memo.clear();
+            }
             let purged = g.store.logout();
             g.announce(Change::Logout);
             Ok((purged, in_flight))
@@ -300,18 +331,43 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let record = match job_id.as_string() {
-            Some(id) => self.with(|g| Ok(g.store.job(&id)))?,
-            None => None,
-        };
-        to_js(&record)
+        self.with(|g| {
+            let memo = g.memo().cloned();
+            if let Some(memo) = &memo {
+                let hit = memo.job(&job_id);
+                if !hit.is_undefined() {
+                    return Ok(hit);
+                }
+            }
+            // The core counts every removal: equal stats mean it changed nothing.
+            let before = g.store.stats();
+            let record = job_id.as_string().and_then(|id| g.store.job(&id));
+            let unchanged = g.store.stats() == before;
+            match memo.filter(|_| g.memo().is_some()) {
+                Some(memo) => Ok(memo.settle_job(&record.to_json(), unchanged)),
+                None => to_js(&record),
+            }
+        })
     }
 
     /// The session's records, oldest first.
     #[wasm_bindgen(unchecked_return_type = "JobRecord[]")]
     pub fn jobs(&self) -> Result<JsValue, JsValue> {
-        let records = self.with(|g| Ok(g.store.jobs()))?;
-        to_js(&records)
+        self.with(|g| {
+            let memo = g.memo().cloned();
+            if let Some(memo) = &memo {
+                let hit = memo.jobs();
+                if !hit.is_undefined() {
+                    return Ok(hit);
+                }
+            }
+            let records = g.store.jobs();
+            // Remembered only if the data is still in localStorage alone.
+            match memo.filter(|_| g.memo().is_some()) {
+                Some(memo) => Ok(memo.settle_list(&records.to_json())),
+                None => to_js(&records),
+            }
+        })
     }
 
     /// May this session cancel the job? Decided locally; nothing is sent.
@@ -320,10 +376,25 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        // A non-string id cannot name a stored job: it is an unknown job.
-        let job_id = job_id.as_string().unwrap_or_default();
-        let check = self.with(|g| Ok(g.store.check_cancel(&job_id)))?;
-        to_js(&check)
+        self.with(|g| {
+            let memo = g.memo().cloned();
+            if let Some(memo) = &memo {
+                let hit = memo.check(&job_id);
+                if !hit.is_undefined() {
+                    return Ok(hit);
+                }
+            }
+            // A non-string id cannot name a stored job: it is an unknown job.
+            let before = g.store.stats();
+            let check = g
+                .store
+                .check_cancel(&job_id.as_string().unwrap_or_default());
+            let unchanged = g.store.stats() == before;
+            match memo.filter(|_| g.memo().is_some()) {
+                Some(memo) => Ok(memo.settle_check(&check.to_json(), unchanged)),
+                None => to_js(&check),
+            }
+        })
     }
 
     /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then

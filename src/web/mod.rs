@@ -4,6 +4,7 @@
 //!   (`web_sys::Storage`), every failure a value
 //! - `clock`: `Date.now()`
 //! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
+//! - `memo`: the core's read answers replayed while the stored text is unchanged (`memo.js`)
 //! - `cancel`: the cancel request over `fetch`, with retries and aborts
 //! - `random`: `Math.random()`
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
@@ -14,6 +15,7 @@ mod cancel;
 mod clock;
 mod error;
 mod guard;
+mod memo;
 mod random;
 mod storage;
 mod tabs;

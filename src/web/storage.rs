@@ -4,16 +4,40 @@
 //! call goes through `LocalStorage::raw()`, which panics when storage is missing, and its
 //! `delete`/`length` panic on exceptions. Here every failure is a [`StorageError`] value.
 
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
 use crate::core::storage::KeyValue;
 
 pub struct LocalStorage {
     raw: web_sys::Storage,
+    /// A key read on every call (the session marker's), kept as a JS string so that reading
+    /// it does not copy the key out of wasm memory each time.
+    pinned: Option<(String, JsValue)>,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Storage`, for the one method web-sys only takes a Rust string for.
+    #[wasm_bindgen(js_name = Storage)]
+    type StorageByJsKey;
+
+    /// `getItem` with a key that is already a JS string.
+    #[wasm_bindgen(method, catch, js_name = getItem)]
+    fn get_item(this: &StorageByJsKey, key: &JsValue) -> Result<Option<String>, JsValue>;
 }
 
 impl LocalStorage {
+    /// The `Storage` object itself (never `null`: `open` checked).
+    pub fn storage(&self) -> &web_sys::Storage {
+        &self.raw
+    }
+
+    /// Keeps `key` as a JS string for the reads to come.
+    pub fn pin_key(&mut self, key: &str) {
+        self.pinned = Some((key.to_owned(), JsValue::from_str(key)));
+    }
+
     /// The page's `localStorage`, or why there is none (no window, access denied, null, or
     /// an empty storage that refuses a write, as Safari's old private mode did). The write
     /// test uses `probe_key` and removes it at once.
@@ -41,7 +65,7 @@ impl LocalStorage {
                 .map_err(|e| storage_error(&e, StorageErrorKind::Unavailable))?;
             let _ = raw.remove_item(probe_key);
         }
-        Ok(Self { raw })
+        Ok(Self { raw, pinned: None })
     }
 }
 
@@ -72,9 +96,13 @@ fn storage_error(thrown: &JsValue, otherwise: StorageErrorKind) -> StorageError 
 
 impl KeyValue for LocalStorage {
     fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        self.raw
-            .get_item(key)
-            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+        match &self.pinned {
+            Some((pinned, js_key)) if pinned == key => {
+                self.raw.unchecked_ref::<StorageByJsKey>().get_item(js_key)
+            }
+            _ => self.raw.get_item(key),
+        }
+        .map_err(|e| storage_error(&e, StorageErrorKind::Other))
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {

@@ -90,6 +90,16 @@ pub struct TabSync {
     channel: Option<BroadcastChannel>,
     on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
     on_storage: Option<Closure<dyn FnMut(StorageEvent)>>,
+    /// What opening the channel needs, until it is open (pages only).
+    opener: Option<Opener>,
+}
+
+/// The channel's name and what its messages reach.
+#[derive(Clone)]
+struct Opener {
+    name: String,
+    inner: Weak<RefCell<Inner>>,
+    listeners: Rc<RefCell<Listeners>>,
 }
 
 impl TabSync {
@@ -116,36 +126,68 @@ impl TabSync {
             closure
         });
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
-        let channel = window
-            .as_ref()
-            .and_then(|_| BroadcastChannel::new(&["superset-job-guard:", namespace].concat()).ok());
-        let on_message = channel.as_ref().map(|channel| {
-            let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-                if let Some(change) = read_message(&inner, &event.data()) {
-                    end_session_here(&inner);
-                    Listeners::notify(&listeners, change);
+        let opener = window.as_ref().map(|_| Opener {
+            name: ["superset-job-guard:", namespace].concat(),
+            inner: inner.clone(),
+            listeners,
+        });
+        if let Some(opener) = opener.clone() {
+            // Opening a BroadcastChannel takes about 0.1 ms in Chromium, more than the rest of
+            // the constructor: it opens in a microtask, once the page's current code has run
+            // (a guard freed by then opens none). `announce` opens it at once if it must send.
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Some(inner) = opener.inner.upgrade() {
+                    if let Ok(mut guard) = inner.try_borrow_mut() {
+                        if let Some(tabs) = guard.tabs.as_mut() {
+                            tabs.open_channel();
+                        }
+                    }
                 }
             });
-            channel.set_onmessage(Some(closure.as_ref().unchecked_ref()));
-            closure
-        });
-        Self {
-            channel,
-            on_message,
-            on_storage,
         }
+        Self {
+            channel: None,
+            on_message: None,
+            on_storage,
+            opener,
+        }
+    }
+
+    /// Opens the channel (once) and listens to it.
+    fn open_channel(&mut self) {
+        let Some(Opener {
+            name,
+            inner,
+            listeners,
+        }) = self.opener.take()
+        else {
+            return;
+        };
+        let Ok(channel) = BroadcastChannel::new(&name) else {
+            return;
+        };
+        let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(change) = read_message(&inner, &event.data()) {
+                end_session_here(&inner);
+                Listeners::notify(&listeners, change);
+            }
+        });
+        channel.set_onmessage(Some(closure.as_ref().unchecked_ref()));
+        self.channel = Some(channel);
+        self.on_message = Some(closure);
     }
 
     /// Tells the other tabs that this one signed out, or signed in as `user` (`None`: a guest).
     /// Sent over the BroadcastChannel, which also reaches tabs that have no localStorage;
     /// `shared` says whether the change is in localStorage too (its tabs heard it already).
-    pub fn announce(&self, change: Change, user: Option<&str>, shared: bool) {
-        let Some(channel) = &self.channel else {
-            return;
-        };
+    pub fn announce(&mut self, change: Change, user: Option<&str>, shared: bool) {
         if change == Change::JobsChanged {
             return; // jobs live in localStorage: its storage event carries them
         }
+        self.open_channel();
+        let Some(channel) = &self.channel else {
+            return;
+        };
         let message = Object::new();
         let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
         let _ = Reflect::set(&message, &"shared".into(), &shared.into());

@@ -1,0 +1,53 @@
+//! The answer memo: `job`, `checkCancel` and `jobs` answered without entering the core when
+//! the stored text they were computed from has not changed (`memo.js` re-reads and compares
+//! it on every call). It only replays the core's own answers, so it changes no rule; it saves
+//! the parsing and validation and, above all, the copies of strings between JS and wasm
+//! (about 1 µs each in Chromium), which dominate a read that the core would answer the same.
+//!
+//! Used only while the guard's data lives in localStorage undisturbed (`StorageMode::Local`):
+//! with a memory layer the stored text is not the whole truth.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/web/memo.js")]
+extern "C" {
+    #[derive(Clone)]
+    pub type Memo;
+
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        storage: &web_sys::Storage,
+        session_key: &str,
+        job_prefix: &str,
+        ttl_ms: f64,
+        limit: u32,
+    ) -> Memo;
+
+    /// The memoised `checkCancel` answer, or `undefined`.
+    #[wasm_bindgen(method)]
+    pub fn check(this: &Memo, job_id: &JsValue) -> JsValue;
+
+    /// The memoised `job` answer, or `undefined`.
+    #[wasm_bindgen(method)]
+    pub fn job(this: &Memo, job_id: &JsValue) -> JsValue;
+
+    /// The memoised `jobs()` answer, or `undefined`.
+    #[wasm_bindgen(method)]
+    pub fn jobs(this: &Memo) -> JsValue;
+
+    /// The core's answer after a `job` miss, as JSON: remembered when the core left storage
+    /// `unchanged`; returns it parsed.
+    #[wasm_bindgen(method, js_name = settleJob)]
+    pub fn settle_job(this: &Memo, text: &str, unchanged: bool) -> JsValue;
+
+    /// The same after a `check` miss.
+    #[wasm_bindgen(method, js_name = settleCheck)]
+    pub fn settle_check(this: &Memo, text: &str, unchanged: bool) -> JsValue;
+
+    /// The core's `jobs()` answer as JSON, each record remembered; returns it parsed.
+    #[wasm_bindgen(method, js_name = settleList)]
+    pub fn settle_list(this: &Memo, text: &str) -> JsValue;
+
+    #[wasm_bindgen(method)]
+    pub fn clear(this: &Memo);
+}
