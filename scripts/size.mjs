@@ -1,11 +1,16 @@
 // npm run size: the bytes a page loads for the ES-module build, raw and gzip -9.
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
 const TARGET_GZIP = 40 * 1024;
+// The JS the glue imports (wasm-bindgen snippets: the shell's memo.js) loads with it.
+const snippets = readdirSync(new URL("../pkg/snippets", import.meta.url), { recursive: true })
+  .filter((f) => f.endsWith(".js"))
+  .map((f) => ["snippet", `pkg/snippets/${f}`]);
 const files = [
   ["wasm", "pkg/superset_job_guard_bg.wasm"],
   ["JS glue", "pkg/superset_job_guard.js"],
+  ...snippets,
 ];
 const rows = files.map(([what, path]) => {
   const bytes = readFileSync(new URL(`../${path}`, import.meta.url));

@@ -589,3 +589,22 @@ fn each_answer_is_a_fresh_object() {
     );
     g.logout().unwrap();
 }
+
+#[wasm_bindgen_test]
+fn a_job_answered_from_a_remembered_check_is_the_record() {
+    let ns = fresh("h-memo-derive");
+    let g = guard(json!({ "namespace": ns }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let recorded = rust(&g.record_job(meta("job-1", "running")).unwrap());
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+        true
+    );
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["job"],
+        recorded
+    );
+    assert_eq!(rust(&g.job("job-1".into()).unwrap()), recorded);
+    assert_eq!(rust(&g.job("job-1".into()).unwrap()), recorded);
+    g.logout().unwrap();
+}

@@ -123,7 +123,7 @@ impl Number {
 
     /// Whether the text is a plain integer (no fraction, no exponent).
     pub fn is_integer_text(&self) -> bool {
-        !self.0.contains(['.', 'e', 'E'])
+        !self.0.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     fn decimal(&self) -> Decimal<'_> {
@@ -184,6 +184,12 @@ impl Number {
     }
 
     fn scaled(&self, scale: i64, round: bool) -> Option<u64> {
+        if scale == 0 && self.0.bytes().all(|b| b.is_ascii_digit()) {
+            // The common case (ids, timestamps): a plain non-negative integer.
+            return self.0.bytes().try_fold(0u64, |n, b| {
+                n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+            });
+        }
         let d = self.decimal();
         if d.is_zero() {
             return Some(0);
@@ -391,12 +397,12 @@ impl<'a> Parser<'a> {
         loop {
             // Copy the run up to the next quote, backslash or control character at once.
             let start = self.pos;
-            while self
-                .peek()
-                .is_some_and(|b| b != b'"' && b != b'\\' && b >= 0x20)
-            {
-                self.pos += 1;
-            }
+            let rest = self.bytes.get(start..).unwrap_or_default();
+            let run = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(rest.len());
+            self.pos += run;
             out.push_str(self.text.get(start..self.pos).ok_or(Invalid)?);
             match self.next()? {
                 b'"' => return Ok(out),
@@ -450,6 +456,14 @@ pub trait ToJson {
 impl ToJson for str {
     fn write_json(&self, out: &mut String) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
+        if !self.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            // Nothing to escape (ids, statuses, most messages): one copy.
+            out.reserve(self.len() + 2);
+            out.push('"');
+            out.push_str(self);
+            out.push('"');
+            return;
+        }
         out.push('"');
         let mut start = 0;
         for (i, b) in self.bytes().enumerate() {

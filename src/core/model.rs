@@ -62,7 +62,18 @@ pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
 /// Checks an id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with
 /// no control characters.
 pub fn is_valid_id(id: &str) -> bool {
-    !id.is_empty() && char_count(id) <= MAX_ID_LEN && !id.chars().any(char::is_control)
+    !id.is_empty() && char_count(id) <= MAX_ID_LEN && !has_control(id)
+}
+
+/// Whether `s` has a control character (`char::is_control`: U+0000-U+001F, U+007F-U+009F),
+/// found on the bytes: C1 controls are `0xC2 0x80`-`0xC2 0x9F` in UTF-8.
+fn has_control(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c < 0x20
+            || c == 0x7f
+            || (c == 0xC2 && b.get(i + 1).is_some_and(|n| (0x80..=0x9F).contains(n)))
+    })
 }
 
 /// Characters in `s` (what `s.chars().count()` says, without its vectorised counter: every
@@ -280,6 +291,19 @@ mod tests {
                "status": "pending",
                "errors": [],
                "result_url": null})
+    }
+
+    #[test]
+    fn control_characters_are_found_on_the_bytes_as_char_is_control_says() {
+        for c in (0..0x3000u32)
+            .chain(0xFFF0..0x10000)
+            .chain([0x1F600, 0x10FFFF])
+        {
+            let Some(c) = char::from_u32(c) else { continue };
+            let s = format!("a{c}b");
+            assert_eq!(has_control(&s), c.is_control(), "U+{:04X}", c as u32);
+            assert_eq!(char_count(&s), s.chars().count());
+        }
     }
 
     #[test]

@@ -148,7 +148,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// purges every record first; the same user keeps the records it still owns, and a new
     /// channel drops the records of the old one. Returns how many records were removed.
     pub fn login(&mut self, session: Session) -> Result<usize, GuardError> {
-        let (session, purged) = match self.session() {
+        self.sign_in(session).map(|(purged, _)| purged)
+    }
+
+    /// [`login`](Self::login), also giving the session that was stored before (read once).
+    pub fn sign_in(&mut self, session: Session) -> Result<(usize, Option<Session>), GuardError> {
+        let previous = self.session();
+        let (session, purged) = match previous.clone() {
             Some(current) if current.user_id == session.user_id => {
                 let merged = Session {
                     user_id: session.user_id,
@@ -157,7 +163,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 if merged == current {
                     // A page load signing the same session in again: nothing to purge or
                     // write (records of anyone else are never returned and go when read).
-                    return Ok(0);
+                    return Ok((0, previous));
                 }
                 let purged = self.purge_where(|r| !merged.owns_record(r));
                 (merged, purged)
@@ -165,7 +171,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             _ => (session, self.purge_where(|_| true)),
         };
         self.write_session(&session)?;
-        Ok(purged)
+        Ok((purged, previous))
     }
 
     /// Removes every key of the namespace (all schema versions) and Superset's
@@ -705,7 +711,13 @@ mod tests {
             .unwrap();
         s.record_job(meta("a2", json!("1"), "chan-a", "done"))
             .unwrap();
-        assert_eq!(s.login(login(json!("2"), None)).unwrap(), 2);
+        let (purged, before) = s.sign_in(login(json!("2"), None)).unwrap();
+        assert_eq!(purged, 2);
+        assert_eq!(
+            before,
+            Some(login(json!("1"), Some("chan-a"))),
+            "the session before"
+        );
         assert!(s.jobs().is_empty());
         assert_eq!(shared.all_keys(), [SESSION_KEY]);
         assert_eq!(s.session(), Some(login(json!("2"), None)));

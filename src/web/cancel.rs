@@ -41,7 +41,7 @@ fn prepare(inner: &Rc<RefCell<Inner>>, job_id: &str) -> Result<Prepared, CancelO
         url: guard.options.cancel_url_for(job_id),
         headers: guard.options.headers.clone(),
         fetch: guard.fetch.clone(),
-        logout_signal: guard.logout.as_ref().map(AbortController::signal),
+        logout_signal: guard.logout_signal(),
         flow,
     })
 }

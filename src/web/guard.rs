@@ -34,7 +34,8 @@ pub struct Inner {
     pub options: GuardOptions,
     /// The app's `fetch` option; `None` means `globalThis.fetch` at call time.
     pub fetch: Option<js_sys::Function>,
-    /// Aborted by `logout()`, which ends every cancel in flight; then replaced.
+    /// Aborted by `logout()`, which ends every cancel in flight; then dropped. Made by the
+    /// first cancel that needs it (`logout_signal`), not by the constructor.
     pub logout: Option<AbortController>,
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
@@ -43,6 +44,14 @@ pub struct Inner {
 }
 
 impl Inner {
+    /// The signal `logout()` aborts, for a cancel about to run.
+    pub fn logout_signal(&mut self) -> Option<AbortSignal> {
+        if self.logout.is_none() {
+            self.logout = AbortController::new().ok();
+        }
+        self.logout.as_ref().map(AbortController::signal)
+    }
+
     /// The memo, while the data lives in localStorage alone (no memory layer).
     fn memo(&self) -> Option<&Memo> {
         self.memo
@@ -137,7 +146,8 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
     let fetch = js_sys::Reflect::get(options, &JsValue::from_str("fetch"))
         .map_err(|_| invalid("cannot read `fetch`"))?;
     let fetch = if fetch.is_undefined() || fetch.is_null() {
-        None
+        let value = json_from_js(options, GuardError::InvalidOptions)?;
+        return Ok((guarded(GuardOptions::from_json(&value))?, None));
     } else {
         Some(
             fetch
@@ -145,7 +155,8 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
                 .map_err(|_| invalid("`fetch` must be a function like window.fetch"))?,
         )
     };
-    // A shallow copy without the function, for the JSON reading.
+    // A shallow copy without the function, for the JSON reading. (`fetch: null` is left in:
+    // it reads as absent.)
     let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
     let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str("fetch"));
     let value = json_from_js(&rest, GuardError::InvalidOptions)?;
@@ -208,7 +219,7 @@ impl JobGuard {
             store,
             options,
             fetch,
-            logout: AbortController::new().ok(),
+            logout: None,
             tabs: None,
             memo,
         }));
@@ -263,10 +274,9 @@ impl JobGuard {
             if let Some(memo) = &g.memo {
                 memo.clear();
             }
-            let before = g.store.session().map(|s| s.user_id);
             let user = session.user_id.clone();
-            let purged = guarded(g.store.login(session))?;
-            if before != Some(user) {
+            let (purged, before) = guarded(g.store.sign_in(session))?;
+            if before.map(|s| s.user_id) != Some(user) {
                 g.announce(Change::UserChanged);
             }
             Ok(purged)
@@ -279,7 +289,7 @@ impl JobGuard {
     #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
     pub fn logout(&self) -> Result<JsValue, JsValue> {
         let (purged, in_flight) = self.with(|g| {
-            let in_flight = std::mem::replace(&mut g.logout, AbortController::new().ok());
+            let in_flight = g.logout.take();
             if let Some(memo) = &g.memo {
                 memo.clear();
             }

@@ -1,14 +1,5 @@
-// The guard's answer memo (part of the browser shell, see src/web/memo.rs).
-//
-// It keeps the answers the Rust core gave for `job`, `checkCancel` and `jobs`, each with the
-// exact localStorage text it was computed from: the session marker and the job's record. A
-// later call re-reads both (getItem) and compares them (===) with that text; only when both are
-// unchanged, and the record's TTL has not passed, is the answer replayed (parsed afresh, so
-// the caller gets its own object). Anything else (another tab, other code in this tab, a
-// hostile script, an exception, a non-string id) is a miss, and the core decides again.
-// Nothing here decides anything: a hit is the core's answer for the same input.
-//
-// No method throws: an exception crossing into wasm would leave the guard's state borrowed.
+// The shell's answer memo; src/web/memo.rs says what it does and why. It decides nothing: it
+// replays the core's answer while the stored text it came from is unchanged. No method throws.
 
 const MISS = undefined;
 
@@ -24,7 +15,6 @@ export class Memo {
     this.pending = null;
   }
 
-  /** The stored text; `undefined` (never equal to a remembered text) if it cannot be read. */
   read(key) {
     try {
       return this.storage.getItem(key);
@@ -33,10 +23,6 @@ export class Memo {
     }
   }
 
-  /**
-   * The entry for `jobId` if what it was computed from is still what is stored. On a miss,
-   * notes what is stored now, for `settle` to remember the core's answer against.
-   */
   hit(jobId) {
     this.pending = null;
     if (typeof jobId !== "string") return MISS;
@@ -50,12 +36,10 @@ export class Memo {
     return MISS;
   }
 
-  /** The memoised `checkCancel` answer, or `undefined` (then `settle` the core's). */
   check(jobId) {
     return this.answer(jobId, "check");
   }
 
-  /** The memoised `job` answer (a record or `null`), or `undefined` (then `settle`). */
   job(jobId) {
     return this.answer(jobId, "job");
   }
@@ -63,14 +47,16 @@ export class Memo {
   answer(jobId, kind) {
     const e = this.hit(jobId);
     if (e === MISS) return MISS;
-    if (e[kind] === MISS) {
-      this.pending = { jobId, session: e.session, record: e.record };
-      return MISS;
+    if (e[kind] !== MISS) return parse(e[kind]);
+    if (kind === "job" && e.check !== MISS) {
+      // An allowed check carries the record, which is the core's job() answer for that text.
+      const check = parse(e.check);
+      if (check?.allowed === true) return check.job;
     }
-    return parse(e[kind]);
+    this.pending = { jobId, session: e.session, record: e.record };
+    return MISS;
   }
 
-  /** The memoised `jobs()` answer, or `undefined`. */
   jobs() {
     const l = this.list;
     if (l === null) return MISS;
@@ -100,11 +86,6 @@ export class Memo {
     }
   }
 
-  /**
-   * The core's answer (`kind` "job" or "check") after a miss, as JSON text, returned parsed.
-   * Remembered when `unchanged`: the core removed nothing (it counts every removal), so the
-   * stored text is still what the miss read.
-   */
   settleJob(text, unchanged) {
     return this.settle("job", text, unchanged);
   }
@@ -134,7 +115,6 @@ export class Memo {
     return value;
   }
 
-  /** The core's `jobs()` answer as JSON text: each record remembered, the list returned parsed. */
   settleList(text) {
     const records = parse(text);
     try {

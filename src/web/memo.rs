@@ -6,6 +6,22 @@
 //!
 //! Used only while the guard's data lives in localStorage undisturbed (`StorageMode::Local`):
 //! with a memory layer the stored text is not the whole truth.
+//!
+//! How `memo.js` works (kept terse there: it ships to every page):
+//! - an entry per job id holds the session marker's text and the record's text (or `null`)
+//!   that an answer came from, when the record expires (`created_at` + TTL; never without a
+//!   record), and the JSON text of the `job` and `checkCancel` answers seen so far;
+//! - every call re-reads both texts with `getItem` and compares them (`===`); a read that
+//!   throws is `undefined`, which equals no remembered text; a hit is parsed afresh, so each
+//!   caller gets its own object;
+//! - `job` is also answered from a remembered allowed `checkCancel`, which carries the record
+//!   (the core's `job` answer for the same text);
+//! - a miss notes the texts it read; `settle*` remembers the core's answer against them only
+//!   if the core removed nothing meanwhile (the shell compares the core's removal counts);
+//! - `jobs()` is a hit when the session text is the same, there are as many job keys as
+//!   remembered records, and each of those records is unchanged and unexpired;
+//! - past `limit` entries (twice `maxJobs`, plus 256) the memo starts over;
+//! - no method throws: an exception crossing into wasm would leave the guard's state borrowed.
 
 use wasm_bindgen::prelude::*;
 
