@@ -199,6 +199,15 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// channel the session has not seen means the server minted a new one: the session adopts
     /// it and drops the records of the old channel, which this session can no longer cancel.
     pub fn record_job(&mut self, meta: JobMetadata) -> Result<JobRecord, GuardError> {
+        self.record_job_checked(meta).map(|(record, _)| record)
+    }
+
+    /// [`record_job`](Self::record_job), also giving what [`check_cancel`](Self::check_cancel)
+    /// would now answer for the job, decided from the record and session just written.
+    pub fn record_job_checked(
+        &mut self,
+        meta: JobMetadata,
+    ) -> Result<(JobRecord, CancelCheck), GuardError> {
         let mut session = self.session().ok_or(GuardError::NoSession)?;
         if meta.user_id != session.user_id {
             return Err(GuardError::NotJobOwner {
@@ -225,13 +234,24 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let key = self.keys.job(&record.job_id);
         self.put(&key, &text, Some(&session));
         self.evict_over_limit(&record.job_id);
-        Ok(record)
+        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
+        Ok((record, check))
     }
 
     /// Applies an event from the async stream to the session's record of its job. Events for
     /// jobs that are not the session's return `None` and change nothing; a terminal record
     /// keeps its final status.
     pub fn apply_event(&mut self, event: JobMetadata) -> Result<Option<JobRecord>, GuardError> {
+        self.apply_event_checked(event)
+            .map(|applied| applied.map(|(record, _)| record))
+    }
+
+    /// [`apply_event`](Self::apply_event), also giving what
+    /// [`check_cancel`](Self::check_cancel) would now answer for the job.
+    pub fn apply_event_checked(
+        &mut self,
+        event: JobMetadata,
+    ) -> Result<Option<(JobRecord, CancelCheck)>, GuardError> {
         let Some(session) = self.session() else {
             return Ok(None);
         };
@@ -242,7 +262,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return Ok(None);
         };
         if record.status.is_terminal() {
-            return Ok(Some(record));
+            let check = decide(Some(&session), Some(record.clone()), &event.job_id);
+            return Ok(Some((record, check)));
         }
         record.status = event.status;
         record.errors = event.errors;
@@ -251,7 +272,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let text = record.to_stored_fitting()?;
         let key = self.keys.job(&record.job_id);
         self.put(&key, &text, Some(&session));
-        Ok(Some(record))
+        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
+        Ok(Some((record, check)))
     }
 
     /// The session's record of `job_id`, if it has one.
@@ -699,6 +721,30 @@ mod tests {
         assert_eq!(
             s.check_cancel("a-job").refusal(),
             Some(CancelRefusal::UnknownJob)
+        );
+    }
+
+    #[test]
+    fn writes_give_the_check_that_check_cancel_then_answers() {
+        let (shared, clock) = setup();
+        let mut s = tab(&shared, &clock);
+        s.login(login(json!("1"), None)).unwrap();
+        let (record, check) = s
+            .record_job_checked(meta("j", json!("1"), "chan-a", "running"))
+            .unwrap();
+        assert!(check.is_allowed());
+        assert_eq!(s.check_cancel("j"), check);
+        assert_eq!(s.job("j"), Some(record));
+        let event = meta("j", json!("1"), "chan-a", "done");
+        let (record, check) = s.apply_event_checked(event.clone()).unwrap().unwrap();
+        assert_eq!(check.refusal(), Some(CancelRefusal::AlreadyFinished));
+        assert_eq!(s.check_cancel("j"), check);
+        assert_eq!(s.job("j"), Some(record.clone()));
+        let (again, check) = s.apply_event_checked(event).unwrap().unwrap();
+        assert_eq!(
+            (again, s.check_cancel("j")),
+            (record, check),
+            "terminal: unchanged"
         );
     }
 

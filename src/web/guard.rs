@@ -319,8 +319,13 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
     ) -> Result<JsValue, JsValue> {
         let meta = metadata_from_js(&meta)?;
-        let record = self.with(|g| guarded(g.store.record_job(meta)))?;
-        to_js(&record)
+        self.with(|g| {
+            let (record, check) = guarded(g.store.record_job_checked(meta))?;
+            match g.memo() {
+                Some(memo) => Ok(memo.settle_write(&record.to_json(), &check.to_json())),
+                None => to_js(&record),
+            }
+        })
     }
 
     /// Applies an async event to the session's record of its job; `null` when the job is not
@@ -331,8 +336,13 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
         let event = metadata_from_js(&event)?;
-        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
-        to_js(&record)
+        self.with(|g| match guarded(g.store.apply_event_checked(event))? {
+            Some((record, check)) => match g.memo() {
+                Some(memo) => Ok(memo.settle_write(&record.to_json(), &check.to_json())),
+                None => to_js(&record),
+            },
+            None => Ok(JsValue::NULL),
+        })
     }
 
     /// The session's record of a job, or `null`.

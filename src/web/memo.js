@@ -115,6 +115,24 @@ export class Memo {
     return value;
   }
 
+  settleWrite(recordText, checkText) {
+    const record = parse(recordText);
+    try {
+      const id = record?.job_id;
+      if (typeof id === "string" && typeof record.created_at === "number") {
+        const session = this.read(this.sessionKey);
+        const raw = this.read(this.jobPrefix + id);
+        if (typeof session === "string" && typeof raw === "string") {
+          const expires = record.created_at + this.ttlMs;
+          this.put(id, { session, record: raw, expires, job: recordText, check: checkText });
+        }
+      }
+    } catch {
+      // Not remembered; the answer stands.
+    }
+    return record;
+  }
+
   settleList(text) {
     const records = parse(text);
     try {

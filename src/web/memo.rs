@@ -18,6 +18,8 @@
 //!   (the core's `job` answer for the same text);
 //! - a miss notes the texts it read; `settle*` remembers the core's answer against them only
 //!   if the core removed nothing meanwhile (the shell compares the core's removal counts);
+//! - `recordJob` and `applyEvent` remember the record they wrote with the `checkCancel`
+//!   answer the core decided for it, so that the check an app makes right after is a hit;
 //! - `jobs()` is a hit when the session text is the same, there are as many job keys as
 //!   remembered records, and each of those records is unchanged and unexpired;
 //! - past `limit` entries (twice `maxJobs`, plus 256) the memo starts over;
@@ -59,6 +61,11 @@ extern "C" {
     /// The same after a `check` miss.
     #[wasm_bindgen(method, js_name = settleCheck)]
     pub fn settle_check(this: &Memo, text: &str, unchanged: bool) -> JsValue;
+
+    /// A record the core just wrote (`recordJob`, `applyEvent`) and its `checkCancel` answer,
+    /// both as JSON: remembered against what is stored now; returns the record parsed.
+    #[wasm_bindgen(method, js_name = settleWrite)]
+    pub fn settle_write(this: &Memo, record: &str, check: &str) -> JsValue;
 
     /// The core's `jobs()` answer as JSON, each record remembered; returns it parsed.
     #[wasm_bindgen(method, js_name = settleList)]
