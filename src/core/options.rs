@@ -81,18 +81,7 @@ impl GuardOptions {
             Value::Object(obj) => obj,
             _ => return Err(invalid("expected an object or undefined".to_owned())),
         };
-        if let Some(key) = obj.keys().find(|k| !KNOWN.contains(k)) {
-            return Err(invalid(
-                [
-                    "unknown option `",
-                    key,
-                    "` (known: ",
-                    &KNOWN.join(", "),
-                    ")",
-                ]
-                .concat(),
-            ));
-        }
+        refuse_unknown(obj, "", &KNOWN)?;
         if let Some(v) = present(obj, "namespace") {
             options.namespace = namespace(v)?;
         }
@@ -247,18 +236,7 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
     let obj = v
         .as_object()
         .ok_or_else(|| invalid("`retry` must be an object".to_owned()))?;
-    if let Some(key) = obj.keys().find(|k| !KNOWN_RETRY.contains(k)) {
-        return Err(invalid(
-            [
-                "unknown option `retry.",
-                key,
-                "` (known: ",
-                &KNOWN_RETRY.join(", "),
-                ")",
-            ]
-            .concat(),
-        ));
-    }
+    refuse_unknown(obj, "retry.", &KNOWN_RETRY)?;
     let mut policy = RetryPolicy::default();
     let attempts = whole(obj.get("attempts"), u64::from(MAX_ATTEMPTS))
         .ok()
@@ -275,6 +253,24 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
     policy.base_delay_ms = base.unwrap_or(policy.base_delay_ms);
     policy.max_delay_ms = max.unwrap_or(policy.max_delay_ms);
     Ok(policy)
+}
+
+/// Refuses a field not in `known` (a misspelt option fails loudly); `prefix` names the parent.
+fn refuse_unknown(obj: &Object, prefix: &str, known: &[&str]) -> Result<(), GuardError> {
+    match obj.keys().find(|k| !known.contains(k)) {
+        Some(key) => Err(invalid(
+            [
+                "unknown option `",
+                prefix,
+                key,
+                "` (known: ",
+                &known.join(", "),
+                ")",
+            ]
+            .concat(),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A field that is there and not `null`/`undefined`.

@@ -44,6 +44,32 @@ pub struct Inner {
 }
 
 impl Inner {
+    /// A read of one job: the memo's answer when it has one, else the core's (`answer`, given
+    /// the id if it is a string), remembered when the core changed nothing (it counts every
+    /// removal, so equal stats mean nothing was removed).
+    fn read<T: ToJson>(
+        &mut self,
+        job_id: &JsValue,
+        recall: fn(&Memo, &JsValue) -> JsValue,
+        remember: fn(&Memo, &str, bool) -> JsValue,
+        answer: impl FnOnce(&mut Store, Option<String>) -> T,
+    ) -> Result<JsValue, JsValue> {
+        let memo = self.memo().cloned();
+        if let Some(memo) = &memo {
+            let hit = recall(memo, job_id);
+            if !hit.is_undefined() {
+                return Ok(hit);
+            }
+        }
+        let before = self.store.stats();
+        let value = answer(&mut self.store, job_id.as_string());
+        let unchanged = self.store.stats() == before;
+        match memo.filter(|_| self.memo().is_some()) {
+            Some(memo) => Ok(remember(&memo, &value.to_json(), unchanged)),
+            None => to_js(&value),
+        }
+    }
+
     /// The signal `logout()` aborts, for a cancel about to run.
     pub fn logout_signal(&mut self) -> Option<AbortSignal> {
         if self.logout.is_none() {
@@ -352,21 +378,9 @@ impl JobGuard {
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         self.with(|g| {
-            let memo = g.memo().cloned();
-            if let Some(memo) = &memo {
-                let hit = memo.job(&job_id);
-                if !hit.is_undefined() {
-                    return Ok(hit);
-                }
-            }
-            // The core counts every removal: equal stats mean it changed nothing.
-            let before = g.store.stats();
-            let record = job_id.as_string().and_then(|id| g.store.job(&id));
-            let unchanged = g.store.stats() == before;
-            match memo.filter(|_| g.memo().is_some()) {
-                Some(memo) => Ok(memo.settle_job(&record.to_json(), unchanged)),
-                None => to_js(&record),
-            }
+            g.read(&job_id, Memo::job, Memo::settle_job, |store, id| {
+                id.and_then(|id| store.job(&id))
+            })
         })
     }
 
@@ -397,23 +411,10 @@ impl JobGuard {
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         self.with(|g| {
-            let memo = g.memo().cloned();
-            if let Some(memo) = &memo {
-                let hit = memo.check(&job_id);
-                if !hit.is_undefined() {
-                    return Ok(hit);
-                }
-            }
-            // A non-string id cannot name a stored job: it is an unknown job.
-            let before = g.store.stats();
-            let check = g
-                .store
-                .check_cancel(&job_id.as_string().unwrap_or_default());
-            let unchanged = g.store.stats() == before;
-            match memo.filter(|_| g.memo().is_some()) {
-                Some(memo) => Ok(memo.settle_check(&check.to_json(), unchanged)),
-                None => to_js(&check),
-            }
+            g.read(&job_id, Memo::check, Memo::settle_check, |store, id| {
+                // A non-string id cannot name a stored job: it is an unknown job.
+                store.check_cancel(&id.unwrap_or_default())
+            })
         })
     }
 
