@@ -7,3 +7,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # --mode no-install: use the wasm-bindgen on PATH (bootstrap.sh pins it), never download one.
 wasm-pack build --target web --release --mode no-install --no-pack "$@"
 wasm-pack build --target bundler --release --mode no-install --no-pack --out-dir pkg/bundler "$@"
+# wasm-pack writes a `.gitignore` of `*` into each output folder; npm pack honours it and
+# would leave pkg/bundler/ and pkg/snippets/ out of the package. The repository's own
+# .gitignore already keeps pkg/ out of git.
+rm -f pkg/.gitignore pkg/bundler/.gitignore

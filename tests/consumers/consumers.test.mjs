@@ -1,11 +1,13 @@
-// The package as an app's bundler sees it: tests/consumers/app.js imports
-// "superset-job-guard" by name and is bundled by webpack 5 (asyncWebAssembly, the bundler
-// Superset's frontend uses) and by Vite 7; each bundle is loaded in headless Chromium and
-// records and checks one job.
+// The package as an app's bundler sees it: `npm pack` makes the tarball a registry would get,
+// it is unpacked as tests/consumers/node_modules/superset-job-guard, and tests/consumers/app.js
+// imports "superset-job-guard" by name and is bundled by webpack 5 (asyncWebAssembly, the
+// bundler Superset's frontend uses) and by Vite 7; each bundle is loaded in headless Chromium and
+// records and checks one job. (So a file missing from `files` fails here.)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { mkdir, readFile, rm, symlink, writeFile, copyFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, readFile, rm, writeFile, copyFile } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -22,10 +24,17 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "applic
 let browser;
 
 before(async () => {
-  // The app resolves the package by name, like an installed dependency.
-  await mkdir(join(HERE, "node_modules"), { recursive: true });
-  await rm(join(HERE, "node_modules", "superset-job-guard"), { force: true, recursive: true });
-  await symlink(ROOT, join(HERE, "node_modules", "superset-job-guard"), "dir");
+  // The app resolves the package by name, installed from the tarball `npm pack` makes.
+  const installed = join(HERE, "node_modules", "superset-job-guard");
+  const packs = join(OUT, "pack");
+  await rm(installed, { force: true, recursive: true });
+  await rm(packs, { force: true, recursive: true });
+  await mkdir(installed, { recursive: true });
+  await mkdir(packs, { recursive: true });
+  const [{ filename }] = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--pack-destination", packs], { cwd: ROOT, encoding: "utf8" }),
+  );
+  execFileSync("tar", ["-xzf", join(packs, filename), "-C", installed, "--strip-components=1"]);
   browser = await launch();
 });
 
