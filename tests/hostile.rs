@@ -608,3 +608,37 @@ fn a_job_answered_from_a_remembered_check_is_the_record() {
     assert_eq!(rust(&g.job("job-1".into()).unwrap()), recorded);
     g.logout().unwrap();
 }
+
+/// The BroadcastChannel opens in a microtask after construction: a tab that never announced
+/// anything still hears a memory-only tab's logout.
+#[wasm_bindgen_test]
+async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
+    let ns = fresh("h-bc-later");
+    storage()
+        .set_item(
+            &format!("{ns}:v1:session"),
+            r#"{"user_id":"1","channel_id":null}"#,
+        )
+        .unwrap();
+    let local = guard(json!({ "namespace": ns }));
+    // The same user as stored: nothing to announce, so nothing opened the channel yet.
+    local.login(js(json!({ "userId": 1 }))).unwrap();
+    let seen = js_sys::Array::new();
+    let record =
+        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+            .call1(&JsValue::NULL, &seen)
+            .unwrap();
+    let _keep = local.on_change(record).unwrap();
+    sleep(0).await;
+    let memory = guard(json!({ "namespace": ns, "storage": "memory" }));
+    memory.login(js(json!({ "userId": 1 }))).unwrap();
+    memory.logout().unwrap();
+    for _ in 0..100 {
+        if seen.length() > 0 {
+            break;
+        }
+        sleep(20).await;
+    }
+    assert_eq!(rust(&seen), json!(["logout"]));
+    local.logout().unwrap();
+}
