@@ -16,10 +16,11 @@ use super::error::to_js_error;
 use super::memo::Memo;
 use super::storage::LocalStorage;
 use super::tabs::{Change, Listeners, TabSync};
+use crate::core::cancel::CancelCheck;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageMode;
 use crate::core::json::{self, ObjectWriter, ToJson, Value};
-use crate::core::model::JobMetadata;
+use crate::core::model::{JobMetadata, JobRecord};
 use crate::core::options::{GuardOptions, StorageKind};
 use crate::core::response::classify;
 use crate::core::session::Session;
@@ -67,6 +68,14 @@ impl Inner {
         match memo.filter(|_| self.memo().is_some()) {
             Some(memo) => Ok(remember(&memo, &value.to_json(), unchanged)),
             None => to_js(&value),
+        }
+    }
+
+    /// The record a write left, for the app, remembered with its check when the memo is on.
+    fn wrote(&self, record: &JobRecord, check: &CancelCheck) -> Result<JsValue, JsValue> {
+        match self.memo() {
+            Some(memo) => Ok(memo.settle_write(&record.to_json(), &check.to_json())),
+            None => to_js(record),
         }
     }
 
@@ -347,10 +356,7 @@ impl JobGuard {
         let meta = metadata_from_js(&meta)?;
         self.with(|g| {
             let (record, check) = guarded(g.store.record_job_checked(meta))?;
-            match g.memo() {
-                Some(memo) => Ok(memo.settle_write(&record.to_json(), &check.to_json())),
-                None => to_js(&record),
-            }
+            g.wrote(&record, &check)
         })
     }
 
@@ -363,10 +369,7 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let event = metadata_from_js(&event)?;
         self.with(|g| match guarded(g.store.apply_event_checked(event))? {
-            Some((record, check)) => match g.memo() {
-                Some(memo) => Ok(memo.settle_write(&record.to_json(), &check.to_json())),
-                None => to_js(&record),
-            },
+            Some((record, check)) => g.wrote(&record, &check),
             None => Ok(JsValue::NULL),
         })
     }
