@@ -89,7 +89,7 @@ impl<S: KeyValue> FallbackStorage<S> {
             },
             None if !self.overlay.is_empty() || !self.tombstones.is_empty() => StorageStatus {
                 kind: StorageMode::Degraded,
-                reason: self.last_error.as_ref().map(ToString::to_string),
+                reason: self.last_error.as_ref().map(StorageError::describe),
             },
             None => StorageStatus {
                 kind: StorageMode::Local,
