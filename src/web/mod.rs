@@ -13,8 +13,9 @@
 
 /// Talc instead of Rust's default wasm allocator (dlmalloc): fewer bytes in the module and
 /// faster allocation (the guard allocates for every JSON value it reads). Single-threaded
-/// wasm only, which is what the package builds.
-#[cfg(not(target_feature = "atomics"))]
+/// wasm only, which is what the package builds. The `talc-allocator` feature (on by default)
+/// lets a crate that links this one as a library keep its own allocator.
+#[cfg(all(feature = "talc-allocator", not(target_feature = "atomics")))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
