@@ -55,18 +55,22 @@ impl Inner {
         remember: fn(&Memo, &str, bool) -> JsValue,
         answer: impl FnOnce(&mut Store, Option<String>) -> T,
     ) -> Result<JsValue, JsValue> {
-        let memo = self.memo().cloned();
-        if let Some(memo) = &memo {
-            let hit = recall(memo, job_id);
-            if !hit.is_undefined() {
-                return Ok(hit);
+        // Remembered only after a miss of this same call (the miss notes what it read).
+        let consulted = match self.memo() {
+            Some(memo) => {
+                let hit = recall(memo, job_id);
+                if !hit.is_undefined() {
+                    return Ok(hit);
+                }
+                true
             }
-        }
+            None => false,
+        };
         let before = self.store.stats();
         let value = answer(&mut self.store, job_id.as_string());
         let unchanged = self.store.stats() == before;
-        match memo.filter(|_| self.memo().is_some()) {
-            Some(memo) => Ok(remember(&memo, &value.to_json(), unchanged)),
+        match self.memo().filter(|_| consulted) {
+            Some(memo) => Ok(remember(memo, &value.to_json(), unchanged)),
             None => to_js(&value),
         }
     }
@@ -391,16 +395,19 @@ impl JobGuard {
     #[wasm_bindgen(unchecked_return_type = "JobRecord[]")]
     pub fn jobs(&self) -> Result<JsValue, JsValue> {
         self.with(|g| {
-            let memo = g.memo().cloned();
-            if let Some(memo) = &memo {
-                let hit = memo.jobs();
-                if !hit.is_undefined() {
-                    return Ok(hit);
+            let consulted = match g.memo() {
+                Some(memo) => {
+                    let hit = memo.jobs();
+                    if !hit.is_undefined() {
+                        return Ok(hit);
+                    }
+                    true
                 }
-            }
+                None => false,
+            };
             let records = g.store.jobs();
-            // Remembered only if the data is still in localStorage alone.
-            match memo.filter(|_| g.memo().is_some()) {
+            // Remembered only if the data was and still is in localStorage alone.
+            match g.memo().filter(|_| consulted) {
                 Some(memo) => Ok(memo.settle_list(&records.to_json())),
                 None => to_js(&records),
             }

@@ -29,7 +29,6 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/web/memo.js")]
 extern "C" {
-    #[derive(Clone)]
     pub type Memo;
 
     #[wasm_bindgen(constructor)]
