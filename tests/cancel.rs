@@ -31,7 +31,10 @@ return function fetch(url, init) {
   if (step === "hang") return new Promise((_, reject) => init.signal.addEventListener("abort",
       () => reject(new DOMException("The operation was aborted.", "AbortError"))));
   const headers = step.retryAfter ? { "Retry-After": step.retryAfter } : {};
-  return Promise.resolve(new Response(null, { status: step.status, headers }));
+  const response = new Response(null, { status: step.status, headers });
+  // "lateMs": the answer comes after that long, whatever the signal says meanwhile.
+  if (step.lateMs) return new Promise((resolve) => setTimeout(() => resolve(response), step.lateMs));
+  return Promise.resolve(response);
 };
 "#;
 
@@ -336,6 +339,42 @@ async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
     );
     sleep(30).await;
     assert_eq!(mock.calls().len(), 1, "no request after the abort");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn an_answer_that_arrives_after_an_abort_stands_but_starts_no_wait() {
+    // A final answer stands: the server did act on the request.
+    let mock = MockFetch::new(json!([{ "status": 403, "lateMs": 40 }]));
+    let g = guard("c-late", &mock, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let pending = g.cancel("job-1".into(), with_signal(&controller.signal()));
+    sleep(10).await;
+    controller.abort();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(out["outcome"], "not_job_owner");
+    assert_eq!(g.job("job-1".into()).unwrap(), JsValue::NULL);
+
+    // A retryable one ends the cancel as aborted at once, not after the wait it asks for.
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600", "lateMs": 40 }]));
+    let g = guard(
+        "c-late",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 60000, "maxDelayMs": 60000 } }),
+    );
+    let controller = web_sys::AbortController::new().unwrap();
+    let started = js_sys::Date::now();
+    let pending = g.cancel("job-1".into(), with_signal(&controller.signal()));
+    sleep(10).await;
+    controller.abort();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    let took = js_sys::Date::now() - started;
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(1))
+    );
+    assert!(took < 30_000.0, "waited {took} ms after the abort");
+    assert_eq!(mock.calls().len(), 1);
     g.logout().unwrap();
 }
 

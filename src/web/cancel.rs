@@ -1,142 +1,188 @@
 //! The cancel request over `fetch`: send, wait, retry, as the core's [`CancelFlow`] decides.
 //!
-//! No borrow of the guard is held across an `await` or while JS code runs, so the app may call
-//! the guard (even `logout()`) while a cancel is in flight. Aborting uses the platform's own
-//! objects (the promise's `resolve` as timer callback and abort listener, `AbortController`'s
-//! bound `abort`), so nothing is leaked when a cancel ends.
+//! The waiting is done by `cancel.js`, a small loop that calls `fetch` and `setTimeout` and
+//! asks [`Run::step`] what to do after each event; every decision is made here (and in the
+//! core). Driving the loop from JS instead of with Rust futures keeps an async runtime out of
+//! the module (about 5 KiB gzipped).
+//!
+//! No borrow of the guard is held while JS code runs, so the app may call the guard (even
+//! `logout()`) while a cancel is in flight. Aborting uses the platform's own objects (an
+//! `AbortController` per cancel, aborted by the app's signal or by `logout()`), so nothing is
+//! left behind when a cancel ends.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise, Reflect};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, AbortSignal};
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
 
 use super::clock::DateClock;
 use super::guard::Inner;
 use super::random::MathRandom;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
+use crate::core::json::ToJson;
 
-/// What a cancel needs from the guard, read under one short borrow.
-struct Prepared {
-    flow: CancelFlow,
-    url: String,
-    headers: Vec<(String, String)>,
-    fetch: Option<Function>,
-    logout_signal: Option<AbortSignal>,
+#[wasm_bindgen(module = "/src/web/cancel.js")]
+extern "C" {
+    /// Runs the loop: `step(NO_ANSWER, undefined, aborted)` first, then sends when `step`
+    /// returns [`SEND`], waits when it returns a number of milliseconds, and resolves with
+    /// anything else (the outcome). Never rejects.
+    #[wasm_bindgen(js_name = driveCancel)]
+    fn drive_cancel(
+        step: JsValue,
+        fetch: Option<Function>,
+        url: &str,
+        init: &Object,
+        app_signal: Option<AbortSignal>,
+        logout_signal: Option<AbortSignal>,
+    ) -> Promise;
 }
 
-fn prepare(inner: &Rc<RefCell<Inner>>, job_id: &str) -> Result<Prepared, CancelOutcome> {
-    let Ok(mut guard) = inner.try_borrow_mut() else {
-        // Only reachable if JS re-entered the guard from inside a guard call.
-        return Err(CancelFlow::new(job_id, Default::default()).aborted());
-    };
-    let flow = CancelFlow::new(job_id, guard.options.retry);
-    if let Some(refused) = flow.refusal(&guard.store.check_cancel(job_id)) {
-        return Err(refused);
-    }
-    Ok(Prepared {
-        url: guard.options.cancel_url_for(job_id),
-        headers: guard.options.headers.clone(),
-        fetch: guard.fetch.clone(),
-        logout_signal: guard.logout_signal(),
-        flow,
-    })
-}
+/// What `step` returns to make `cancel.js` send the request.
+const SEND: f64 = -1.0;
+/// The status `cancel.js` reports for a request that got no answer (it threw, rejected, or
+/// resolved to something without an integer status in 0..=999).
+const NETWORK_ERROR: f64 = -1.0;
+/// The status `cancel.js` reports when there is no answer to give: at the start and after a
+/// wait.
+const NO_ANSWER: f64 = -2.0;
 
-/// Runs one cancel to its outcome. Never fails: every path ends in a [`CancelOutcome`].
-pub async fn run(
-    inner: Rc<RefCell<Inner>>,
+/// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
+pub fn start(
+    inner: &Rc<RefCell<Inner>>,
     job_id: String,
     app_signal: Option<AbortSignal>,
-) -> CancelOutcome {
-    let Prepared {
-        mut flow,
-        url,
-        headers,
-        fetch,
-        logout_signal,
-    } = match prepare(&inner, &job_id) {
-        Ok(p) => p,
-        Err(outcome) => return outcome,
+) -> Promise {
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        // Only reachable if JS re-entered the guard from inside a guard call.
+        return resolved(&CancelFlow::new(&job_id, Default::default()).aborted());
     };
-    if app_signal.as_ref().is_some_and(AbortSignal::aborted)
-        || logout_signal.as_ref().is_some_and(AbortSignal::aborted)
-    {
-        return flow.aborted();
+    let flow = CancelFlow::new(&job_id, guard.options.retry);
+    if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
+        return resolved(&refused);
     }
-    // One controller for this cancel, aborted by the app's signal or by logout().
-    let controller = AbortController::new().ok();
-    let signal = controller.as_ref().map(AbortController::signal);
-    let links: Vec<(AbortSignal, Function)> = match &controller {
-        Some(c) => [app_signal, logout_signal]
-            .into_iter()
-            .flatten()
-            .filter_map(|s| link(&s, c).map(|f| (s, f)))
-            .collect(),
-        None => Vec::new(),
-    };
-    let init = request_init(&headers, signal.as_ref());
-    let aborted = || signal.as_ref().is_some_and(AbortSignal::aborted);
+    let url = guard.options.cancel_url_for(&job_id);
+    let init = request_init(&guard.options.headers);
+    let fetch = guard.fetch.clone();
+    let logout_signal = guard.logout_signal();
+    drop(guard);
 
-    let outcome = loop {
-        if flow.sent() > 0 {
-            // After a wait: the session may have changed in this tab or another.
-            let check = match inner.try_borrow_mut() {
-                Ok(mut guard) => guard.store.check_cancel(&job_id),
-                Err(_) => break flow.aborted(),
+    let mut run = Run {
+        inner: Rc::clone(inner),
+        job_id,
+        flow,
+    };
+    let step = Closure::<dyn FnMut(f64, Option<String>, bool) -> JsValue>::new(
+        move |status: f64, retry_after: Option<String>, aborted: bool| match run.step(
+            status,
+            retry_after,
+            aborted,
+        ) {
+            Next::Send => JsValue::from_f64(SEND),
+            Next::Wait(ms) => JsValue::from_f64(ms as f64),
+            Next::Finish(outcome) => outcome_js(&outcome),
+        },
+    );
+    // JS owns the closure from here; it is freed when the loop lets go of it.
+    drive_cancel(
+        step.into_js_value(),
+        fetch,
+        &url,
+        &init,
+        app_signal,
+        logout_signal,
+    )
+}
+
+/// One cancel in flight: the flow and what it needs to re-check and settle.
+struct Run {
+    inner: Rc<RefCell<Inner>>,
+    job_id: String,
+    flow: CancelFlow,
+}
+
+/// What the loop does next.
+enum Next {
+    Send,
+    Wait(u64),
+    Finish(CancelOutcome),
+}
+
+impl Run {
+    /// The next move, given what just happened: `status` is [`NO_ANSWER`] at the start and
+    /// after a wait, [`NETWORK_ERROR`] or the HTTP status after a request; `aborted` says
+    /// whether the app or `logout()` aborted this cancel.
+    fn step(&mut self, status: f64, retry_after: Option<String>, aborted: bool) -> Next {
+        let next = if status == NO_ANSWER {
+            self.before_send(aborted)
+        } else {
+            let answer = if status == NETWORK_ERROR {
+                Answer::NetworkError
+            } else {
+                Answer::Status {
+                    status: status as u16,
+                    retry_after,
+                }
             };
-            if let Some(refused) = flow.refusal(&check) {
-                break refused;
-            }
-        }
-        if aborted() {
-            break flow.aborted();
-        }
-        flow.sending();
-        let answer = send(fetch.as_ref(), &url, &init).await;
-        // An answer from the server stands even if an abort came while it travelled.
-        if answer == Answer::NetworkError && aborted() {
-            break flow.aborted();
-        }
-        match flow.after(&answer, DateClock.now_ms(), &mut MathRandom) {
-            Step::Finish(outcome) => break outcome,
-            Step::Wait(ms) => {
-                sleep(ms, signal.as_ref()).await;
-                if aborted() {
-                    break flow.aborted();
+            // An answer from the server stands even if an abort came while it travelled.
+            if answer == Answer::NetworkError && aborted {
+                Next::Finish(self.flow.aborted())
+            } else {
+                match self
+                    .flow
+                    .after(&answer, DateClock.now_ms(), &mut MathRandom)
+                {
+                    Step::Finish(outcome) => Next::Finish(outcome),
+                    // An abort during the request ends the cancel rather than a wait.
+                    Step::Wait(_) if aborted => Next::Finish(self.flow.aborted()),
+                    Step::Wait(ms) => Next::Wait(ms),
                 }
             }
+        };
+        if let Next::Finish(outcome) = &next {
+            if let Ok(mut guard) = self.inner.try_borrow_mut() {
+                guard.store.settle_cancel(&self.job_id, outcome.outcome);
+            }
         }
-    };
+        next
+    }
 
-    for (s, f) in links {
-        let _ = s.remove_event_listener_with_callback("abort", &f);
+    /// At the start or after a wait: abort, refuse (the session may have changed in this tab
+    /// or another meanwhile), or send.
+    fn before_send(&mut self, aborted: bool) -> Next {
+        if aborted {
+            return Next::Finish(self.flow.aborted());
+        }
+        if self.flow.sent() > 0 {
+            let check = match self.inner.try_borrow_mut() {
+                Ok(mut guard) => guard.store.check_cancel(&self.job_id),
+                Err(_) => return Next::Finish(self.flow.aborted()),
+            };
+            if let Some(refused) = self.flow.refusal(&check) {
+                return Next::Finish(refused);
+            }
+        }
+        self.flow.sending();
+        Next::Send
     }
-    if let Ok(mut guard) = inner.try_borrow_mut() {
-        guard.store.settle_cancel(&job_id, outcome.outcome);
-    }
-    outcome
 }
 
-/// Makes `source` aborting also abort `controller`; returns the listener to remove later.
-fn link(source: &AbortSignal, controller: &AbortController) -> Option<Function> {
-    let abort: Function = Reflect::get(controller, &JsValue::from_str("abort"))
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let bound = abort.bind0(controller);
-    source
-        .add_event_listener_with_callback("abort", &bound)
-        .ok()?;
-    Some(bound)
+/// The outcome as a JS object (the `{ outcome, ... }` the app is given).
+fn outcome_js(outcome: &CancelOutcome) -> JsValue {
+    // The writer's JSON always parses; the error is kept rather than thrown if it did not.
+    js_sys::JSON::parse(&outcome.to_json()).unwrap_or_else(|e| e)
 }
 
-/// `{ method: "POST", credentials: "same-origin", headers, signal }`. The request carries no
-/// identity of its own: Superset reads it from the `async-token` cookie.
-fn request_init(headers: &[(String, String)], signal: Option<&AbortSignal>) -> Object {
+fn resolved(outcome: &CancelOutcome) -> Promise {
+    Promise::resolve(&outcome_js(outcome))
+}
+
+/// `{ method: "POST", credentials: "same-origin", headers }`; `cancel.js` adds the signal.
+/// The request carries no identity of its own: Superset reads it from the `async-token`
+/// cookie.
+fn request_init(headers: &[(String, String)]) -> Object {
     let init = Object::new();
     let set = |target: &JsValue, key: &str, value: &JsValue| {
         let _ = Reflect::set(target, &JsValue::from_str(key), value);
@@ -148,85 +194,5 @@ fn request_init(headers: &[(String, String)], signal: Option<&AbortSignal>) -> O
         set(&header_object, name, &JsValue::from_str(value));
     }
     set(&init, "headers", &header_object);
-    if let Some(signal) = signal {
-        set(&init, "signal", signal);
-    }
     init
-}
-
-/// One request. A fetch that throws, rejects or resolves to something without a status is a
-/// network error.
-async fn send(fetch: Option<&Function>, url: &str, init: &Object) -> Answer {
-    let global = js_sys::global();
-    let fetch = match fetch {
-        Some(f) => f.clone(),
-        None => match Reflect::get(&global, &JsValue::from_str("fetch")).map(JsCast::dyn_into) {
-            Ok(Ok(f)) => f,
-            _ => return Answer::NetworkError,
-        },
-    };
-    let Ok(pending) = fetch.call2(&global, &JsValue::from_str(url), init) else {
-        return Answer::NetworkError;
-    };
-    let Ok(response) = JsFuture::from(Promise::resolve(&pending)).await else {
-        return Answer::NetworkError;
-    };
-    let status = Reflect::get(&response, &JsValue::from_str("status"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
-    let Some(status) = status else {
-        return Answer::NetworkError;
-    };
-    Answer::Status {
-        status: status as u16,
-        retry_after: header(&response, "Retry-After"),
-    }
-}
-
-/// `response.headers.get(name)`, or `None`.
-fn header(response: &JsValue, name: &str) -> Option<String> {
-    let headers = Reflect::get(response, &JsValue::from_str("headers")).ok()?;
-    let get: Function = Reflect::get(&headers, &JsValue::from_str("get"))
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    get.call1(&headers, &JsValue::from_str(name))
-        .ok()?
-        .as_string()
-}
-
-/// Waits `ms`, or less if `signal` aborts first.
-async fn sleep(ms: u64, signal: Option<&AbortSignal>) {
-    let global = js_sys::global();
-    let timer = |name: &str| -> Option<Function> {
-        Reflect::get(&global, &JsValue::from_str(name))
-            .ok()?
-            .dyn_into()
-            .ok()
-    };
-    let (Some(set_timeout), Some(clear_timeout)) = (timer("setTimeout"), timer("clearTimeout"))
-    else {
-        return;
-    };
-    let mut handle = JsValue::UNDEFINED;
-    let mut wake: Option<Function> = None;
-    let promise = Promise::new(&mut |resolve, _reject| {
-        match set_timeout.call2(&global, &resolve, &JsValue::from_f64(ms as f64)) {
-            Ok(h) => handle = h,
-            // No timer: don't wait at all rather than forever.
-            Err(_) => {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            }
-        }
-        if let Some(signal) = signal {
-            let _ = signal.add_event_listener_with_callback("abort", &resolve);
-        }
-        wake = Some(resolve);
-    });
-    let _ = JsFuture::from(promise).await;
-    let _ = clear_timeout.call1(&global, &handle);
-    if let (Some(signal), Some(wake)) = (signal, wake) {
-        let _ = signal.remove_event_listener_with_callback("abort", &wake);
-    }
 }

@@ -445,12 +445,7 @@ impl JobGuard {
         } else {
             None
         };
-        let inner = Rc::clone(&self.inner);
-        wasm_bindgen_futures::future_to_promise(async move {
-            let outcome = cancel::run(inner, job_id, signal).await;
-            // Resolve even in the unexpected case that the outcome cannot be converted.
-            Ok(to_js(&outcome).unwrap_or_else(|e| e))
-        })
+        cancel::start(&self.inner, job_id, signal)
     }
 }
 

@@ -5,7 +5,7 @@
 //! - `clock`: `Date.now()`
 //! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
 //! - `memo`: the core's read answers replayed while the stored text is unchanged (`memo.js`)
-//! - `cancel`: the cancel request over `fetch`, with retries and aborts
+//! - `cancel`: the cancel request over `fetch`, with retries and aborts (its loop in `cancel.js`)
 //! - `random`: `Math.random()`
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once

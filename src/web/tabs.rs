@@ -13,6 +13,12 @@ use super::guard::Inner;
 use crate::core::fallback::StorageMode;
 use crate::core::session::Session;
 
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = queueMicrotask)]
+    fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
+}
+
 /// What changed in another tab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
@@ -135,7 +141,7 @@ impl TabSync {
             // Opening a BroadcastChannel takes about 0.1 ms in Chromium, more than the rest of
             // the constructor: it opens in a microtask, once the page's current code has run
             // (a guard freed by then opens none). `announce` opens it at once if it must send.
-            wasm_bindgen_futures::spawn_local(async move {
+            let open = Closure::<dyn FnMut()>::new(move || {
                 if let Some(inner) = opener.inner.upgrade() {
                     if let Ok(mut guard) = inner.try_borrow_mut() {
                         if let Some(tabs) = guard.tabs.as_mut() {
@@ -144,6 +150,9 @@ impl TabSync {
                     }
                 }
             });
+            // queueMicrotask is in every current browser; were it missing, the channel would
+            // open only when this tab announces.
+            let _ = queue_microtask(&open.into_js_value());
         }
         Self {
             channel: None,
