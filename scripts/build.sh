@@ -11,3 +11,5 @@ wasm-pack build --target bundler --release --mode no-install --no-pack --out-dir
 # would leave pkg/bundler/ and pkg/snippets/ out of the package. The repository's own
 # .gitignore already keeps pkg/ out of git.
 rm -f pkg/.gitignore pkg/bundler/.gitignore
+# Minified glue and snippets, wasm without its name section: scripts/shrink.mjs.
+node scripts/shrink.mjs
