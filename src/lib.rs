@@ -18,8 +18,25 @@
         clippy::unimplemented
     )
 )]
+// The code needs only `core` and `alloc`. std is linked (feature `std`, on by default) for
+// tests and native builds; the npm package's wasm is built without it (scripts/build.sh), so
+// that std's panic machinery, which formats every panic message, and with it `core::fmt`, stay
+// out of the module. See `panic` below.
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test, not(target_arch = "wasm32")))]
+extern crate std;
 
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+
+/// Without std (the npm package), a panic, which the code is written never to reach, traps,
+/// as `panic = "abort"` makes it do with std. Nothing is formatted.
+#[cfg(all(target_arch = "wasm32", not(feature = "std"), not(test)))]
+#[panic_handler]
+fn panic(_: &::core::panic::PanicInfo<'_>) -> ! {
+    ::core::arch::wasm32::unreachable()
+}

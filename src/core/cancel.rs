@@ -4,6 +4,9 @@
 //! `403 Not authorized to cancel this job`. The guard decides the same question locally, from
 //! the record the job's creator left, so such a request is never sent.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
 use super::json::{ObjectWriter, ToJson};
 use super::model::JobRecord;
 use super::session::Session;
@@ -122,6 +125,16 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::model::JobStatus;
 

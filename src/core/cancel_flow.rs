@@ -2,6 +2,9 @@
 //! the outcome the app is given. The browser shell only sends requests and waits; every
 //! decision is made here, natively testable with an injected clock and random source.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
 use super::cancel::{CancelCheck, CancelRefusal};
 use super::json::{ObjectWriter, ToJson};
 use super::random::Random;
@@ -155,6 +158,16 @@ impl CancelFlow {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::random::SequenceRandom;
 

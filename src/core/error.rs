@@ -3,7 +3,10 @@
 //! Both are plain values. The browser shell converts a [`GuardError`] into a JS `Error` once, at
 //! the boundary (`web/error.rs`), carrying [`GuardError::code`] as its `code`.
 
-use std::fmt;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
+use ::core::fmt;
 
 /// What kind of storage failure happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +54,7 @@ impl fmt::Display for StorageError {
     }
 }
 
-impl std::error::Error for StorageError {}
+impl ::core::error::Error for StorageError {}
 
 /// Why a guard operation refused to do what it was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,10 +112,20 @@ impl fmt::Display for GuardError {
     }
 }
 
-impl std::error::Error for GuardError {}
+impl ::core::error::Error for GuardError {}
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
 
     #[test]

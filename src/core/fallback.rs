@@ -7,6 +7,9 @@
 //! - A removal the primary refuses is remembered (a tombstone), so the value reads as absent in
 //!   this tab even though the browser kept it.
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use super::error::{StorageError, StorageErrorKind};
 use super::json::{ObjectWriter, ToJson};
 use super::storage::{KeyValue, MemoryStorage};
@@ -206,6 +209,16 @@ pub fn is_quota(e: &StorageError) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
 
     /// A primary whose writes and removals can be switched off.

@@ -10,6 +10,10 @@
 //!   exactly from the digits;
 //! - nesting deeper than [`MAX_DEPTH`] is refused, so hostile input cannot exhaust the stack.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 /// Deepest nesting of arrays and objects read.
 pub const MAX_DEPTH: usize = 128;
 
@@ -639,8 +643,8 @@ pub fn u64_text(n: u64) -> String {
     out
 }
 
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl ::core::fmt::Display for Value {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.write_str(&self.to_json())
     }
 }
@@ -660,6 +664,16 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
 
     fn num(text: &str) -> Number {

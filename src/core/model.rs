@@ -4,6 +4,10 @@
 //! `channel_id`, `job_id`, `user_id`, `status`, `errors`, `result_url`. Events on the async
 //! stream carry the same fields plus an `id`, so both are read by [`JobMetadata::from_json`].
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use super::error::GuardError;
 use super::json::{self, Object, ObjectWriter, ToJson, Value};
 use super::session::{normalize_user_id, MAX_SAFE_INTEGER};
@@ -211,7 +215,7 @@ impl JobRecord {
         if let Ok(text) = self.to_stored() {
             return Ok(text);
         }
-        let errors = std::mem::take(&mut self.errors);
+        let errors = ::core::mem::take(&mut self.errors);
         let base = self.to_stored()?.len();
         let mut budget = MAX_RECORD_BYTES.saturating_sub(base);
         for error in errors {
@@ -280,6 +284,16 @@ fn id_field(obj: &Object, name: &str) -> Result<String, GuardError> {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::json::testing::json;
 

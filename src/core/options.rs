@@ -2,6 +2,10 @@
 //! `{ namespace?, ttlSeconds?, maxJobs?, storage?, cancelUrl?, headers?, retry?, fetch? }`.
 //! (`fetch` is a function: the browser shell takes it; here it only counts as known.)
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use super::error::GuardError;
 use super::json::{u64_text, Object, Value};
 use super::model::char_count;
@@ -348,6 +352,16 @@ fn invalid(message: String) -> GuardError {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::json::testing::json;
 

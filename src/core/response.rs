@@ -9,6 +9,9 @@
 //! | 408, 429, 500, 502, 503, 504, network error | `failed`, retryable | yes |
 //! | anything else | `failed`, not retryable | no |
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
 use super::json::{u64_text, ObjectWriter, ToJson};
 
 /// How a cancel ended, as the app sees it.
@@ -128,6 +131,16 @@ pub fn network_failure() -> Classification {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
 
     #[test]

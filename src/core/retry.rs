@@ -1,6 +1,8 @@
 //! The retry schedule for transient cancel failures: exponential backoff with full jitter,
 //! overridden by the server's `Retry-After` (seconds or an HTTP date), capped at the maximum.
 
+use alloc::vec::Vec;
+
 use super::random::Random;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +153,16 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::random::SequenceRandom;
 

@@ -4,6 +4,9 @@
 //! login session's user; the record it checks was written with the `channel_id` and `user_id`
 //! of the job's creator. The guard mirrors that check before any request leaves the page.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
 use super::error::GuardError;
 use super::json::{self, ObjectWriter, ToJson, Value};
 use super::model::{is_valid_id, JobRecord, MAX_ID_LEN};
@@ -139,6 +142,16 @@ fn invalid(message: &str) -> GuardError {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::json::testing::json;
 

@@ -1,5 +1,7 @@
 //! What the store had to clean up or work around, by reason: `guard.stats()`.
 
+use alloc::string::String;
+
 use super::json::{ObjectWriter, ToJson};
 
 /// Stored values removed, by why.

@@ -4,8 +4,13 @@
 //! storage option use [`MemoryStorage`]. Every method returns errors as values: a backend must
 //! never panic.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use ::core::cell::RefCell;
+use alloc::rc::Rc;
 
 use super::error::StorageError;
 
@@ -139,6 +144,16 @@ fn busy() -> StorageError {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
 
     #[test]

@@ -8,6 +8,10 @@
 //! counted in [`StoreStats`]. Writes the storage refuses are kept in memory
 //! ([`FallbackStorage`]): no operation fails because of storage.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use super::cancel::{decide, CancelCheck};
 use super::clock::Clock;
 use super::error::GuardError;
@@ -403,7 +407,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.storage
             .keys()
             .into_iter()
-            .filter_map(|key| key.strip_prefix(prefix.as_str()).map(str::to_owned))
+            .filter_map(|key| key.strip_prefix(prefix.as_str()).map(ToOwned::to_owned))
             .collect()
     }
 
@@ -559,6 +563,16 @@ fn sift_down<T: Ord>(v: &mut [T], mut root: usize, end: usize) {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use std::{
+        borrow::ToOwned,
+        boxed::Box,
+        format,
+        string::{String, ToString},
+        vec,
+        vec::Vec,
+    };
+
     use super::*;
     use crate::core::cancel::CancelRefusal;
     use crate::core::clock::ManualClock;

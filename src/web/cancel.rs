@@ -10,8 +10,10 @@
 //! `AbortController` per cancel, aborted by the app's signal or by `logout()`), so nothing is
 //! left behind when a cancel ends.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use alloc::string::String;
+
+use ::core::cell::RefCell;
+use alloc::rc::Rc;
 
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;

@@ -4,8 +4,12 @@
 //! The state lives behind `Rc<RefCell<_>>` so that `cancel` can run after the call that
 //! started it returns; every borrow is short and none is held while JS code runs.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+
+use ::core::cell::RefCell;
+use alloc::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal};
@@ -464,10 +468,12 @@ pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &
 pub fn classify_cancel_response(
     #[wasm_bindgen(js_name = httpStatus)] http_status: f64,
 ) -> Result<JsValue, JsValue> {
-    let status = if http_status.fract() == 0.0 && (0.0..=999.0).contains(&http_status) {
-        http_status as u16
-    } else {
-        0
-    };
+    // A whole number from 0 to 999 (`fract` is std-only; the cast truncates).
+    let status =
+        if (0.0..=999.0).contains(&http_status) && http_status == (http_status as u16) as f64 {
+            http_status as u16
+        } else {
+            0
+        };
     to_js(&classify(status))
 }

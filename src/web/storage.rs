@@ -4,6 +4,10 @@
 //! call goes through `LocalStorage::raw()`, which panics when storage is missing, and its
 //! `delete`/`length` panic on exceptions. Here every failure is a [`StorageError`] value.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};

@@ -2,8 +2,11 @@
 //! the `storage` event (for `localStorage`) and a `BroadcastChannel` (which also reaches tabs
 //! whose storage fell back to memory), and the app hears of them through `onChange`.
 
-use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use ::core::cell::RefCell;
+use alloc::rc::{Rc, Weak};
 
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
