@@ -4,6 +4,7 @@
 //! `403 Not authorized to cancel this job`. The guard decides the same question locally, from
 //! the record the job's creator left, so such a request is never sent.
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 
@@ -88,36 +89,33 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
     let Some(record) = record else {
         return refuse(
             CancelRefusal::UnknownJob,
-            [
+            cat(&[
                 "Unknown job ",
                 job_id,
                 ": it was not started in this session, or its record expired",
-            ]
-            .concat(),
+            ]),
         );
     };
     if !session.owns_record(&record) {
         return refuse(
             CancelRefusal::NotJobOwner,
-            [
+            cat(&[
                 "Not job owner: job ",
                 job_id,
                 " was started by another user or in another session, so it cannot be cancelled here",
-            ]
-            .concat(),
+            ]),
         );
     }
     if record.status.is_terminal() {
         return refuse(
             CancelRefusal::AlreadyFinished,
-            [
+            cat(&[
                 "Job ",
                 job_id,
                 " has already finished (",
                 record.status.as_str(),
                 ")",
-            ]
-            .concat(),
+            ]),
         );
     }
     CancelCheck::Allowed(record)

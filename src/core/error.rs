@@ -3,6 +3,7 @@
 //! Both are plain values. The browser shell converts a [`GuardError`] into a JS `Error` once, at
 //! the boundary (`web/error.rs`), carrying [`GuardError::code`] as its `code`.
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 
@@ -44,7 +45,7 @@ impl StorageError {
             StorageErrorKind::QuotaExceeded => "storage full",
             StorageErrorKind::Other => "storage failed",
         };
-        [what, ": ", &self.message].concat()
+        cat(&[what, ": ", &self.message])
     }
 }
 
@@ -91,17 +92,16 @@ impl GuardError {
     /// The message the JS `Error` carries (built without `core::fmt`; `Display` says the same).
     pub fn message(&self) -> String {
         match self {
-            GuardError::InvalidOptions(m) => ["Invalid options: ", m].concat(),
-            GuardError::InvalidSession(m) => ["Invalid session: ", m].concat(),
-            GuardError::InvalidJob(m) => ["Invalid job: ", m].concat(),
+            GuardError::InvalidOptions(m) => cat(&["Invalid options: ", m]),
+            GuardError::InvalidSession(m) => cat(&["Invalid session: ", m]),
+            GuardError::InvalidJob(m) => cat(&["Invalid job: ", m]),
             GuardError::NoSession => "No session: call login() before recording jobs".to_owned(),
-            GuardError::NotJobOwner { job_id } => [
+            GuardError::NotJobOwner { job_id } => cat(&[
                 "Not job owner: job ",
                 job_id,
                 " belongs to another user than this session's",
-            ]
-            .concat(),
-            GuardError::Internal(m) => ["Internal error: ", m].concat(),
+            ]),
+            GuardError::Internal(m) => cat(&["Internal error: ", m]),
         }
     }
 }

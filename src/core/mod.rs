@@ -31,3 +31,4 @@ pub mod session;
 pub mod stats;
 pub mod storage;
 pub mod store;
+pub mod text;

@@ -4,6 +4,7 @@
 //! `channel_id`, `job_id`, `user_id`, `status`, `errors`, `result_url`. Events on the async
 //! stream carry the same fields plus an `id`, so both are read by [`JobMetadata::from_json`].
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -110,9 +111,11 @@ impl JobMetadata {
             .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
         let job_id = id_field(obj, "job_id")?;
         if is_reserved_id(&job_id) {
-            return Err(invalid(
-                &["`job_id` \"", &job_id, "\" is a reserved name"].concat(),
-            ));
+            return Err(invalid(&cat(&[
+                "`job_id` \"",
+                &job_id,
+                "\" is a reserved name",
+            ])));
         }
         let channel_id = id_field(obj, "channel_id")?;
         let user_id = match obj.get("user_id") {
@@ -121,7 +124,7 @@ impl JobMetadata {
                     "`user_id` is missing (it is null for guest and anonymous users)",
                 ))
             }
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&["`user_id` ", m].concat()))?,
+            Some(v) => normalize_user_id(v).map_err(|m| invalid(&cat(&["`user_id` ", m])))?,
         };
         let status = match obj.get("status") {
             Some(Value::String(s)) => JobStatus::parse(s).ok_or_else(|| {
@@ -195,16 +198,13 @@ impl JobRecord {
     pub fn to_stored(&self) -> Result<String, GuardError> {
         let text = self.to_json();
         if text.len() > MAX_RECORD_BYTES {
-            return Err(GuardError::InvalidJob(
-                [
-                    "the job record would take ",
-                    &json::u64_text(text.len() as u64),
-                    " bytes, more than the ",
-                    &json::u64_text(MAX_RECORD_BYTES as u64),
-                    " allowed (is `errors` huge?)",
-                ]
-                .concat(),
-            ));
+            return Err(GuardError::InvalidJob(cat(&[
+                "the job record would take ",
+                &json::u64_text(text.len() as u64),
+                " bytes, more than the ",
+                &json::u64_text(MAX_RECORD_BYTES as u64),
+                " allowed (is `errors` huge?)",
+            ])));
         }
         Ok(text)
     }
@@ -269,16 +269,13 @@ fn invalid(message: &str) -> GuardError {
 fn id_field(obj: &Object, name: &str) -> Result<String, GuardError> {
     match obj.get(name) {
         Some(Value::String(s)) if is_valid_id(s) => Ok(s.clone()),
-        _ => Err(invalid(
-            &[
-                "`",
-                name,
-                "` must be a non-empty string of at most ",
-                &json::u64_text(MAX_ID_LEN as u64),
-                " characters without control characters",
-            ]
-            .concat(),
-        )),
+        _ => Err(invalid(&cat(&[
+            "`",
+            name,
+            "` must be a non-empty string of at most ",
+            &json::u64_text(MAX_ID_LEN as u64),
+            " characters without control characters",
+        ]))),
     }
 }
 

@@ -2,6 +2,7 @@
 //! `{ namespace?, ttlSeconds?, maxJobs?, storage?, cancelUrl?, headers?, retry?, fetch? }`.
 //! (`fetch` is a function: the browser shell takes it; here it only counts as known.)
 
+use super::text::{cat, join};
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -172,14 +173,11 @@ fn cancel_url(v: &Value) -> Result<String, GuardError> {
         {
             Ok(s.to_owned())
         }
-        _ => Err(invalid(
-            [
-                "`cancelUrl` must be a URL of at most ",
-                &u64_text(MAX_CANCEL_URL_LEN as u64),
-                " characters containing {job_id}",
-            ]
-            .concat(),
-        )),
+        _ => Err(invalid(cat(&[
+            "`cancelUrl` must be a URL of at most ",
+            &u64_text(MAX_CANCEL_URL_LEN as u64),
+            " characters containing {job_id}",
+        ]))),
     }
 }
 
@@ -192,14 +190,11 @@ fn is_token(name: &str) -> bool {
 
 fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
     let err = || {
-        invalid(
-            [
-                "`headers` must be an object of at most ",
-                &u64_text(MAX_HEADERS as u64),
-                " header names to string values",
-            ]
-            .concat(),
-        )
+        invalid(cat(&[
+            "`headers` must be an object of at most ",
+            &u64_text(MAX_HEADERS as u64),
+            " header names to string values",
+        ]))
     };
     let obj = v.as_object().ok_or_else(err)?;
     if obj.len() > MAX_HEADERS {
@@ -210,14 +205,11 @@ fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
             Some(value) if is_token(name) && !value.contains(['\r', '\n', '\0']) => {
                 Ok((name.to_owned(), value.to_owned()))
             }
-            _ => Err(invalid(
-                [
-                    "`headers.",
-                    name,
-                    "` must be a valid header name with a string value",
-                ]
-                .concat(),
-            )),
+            _ => Err(invalid(cat(&[
+                "`headers.",
+                name,
+                "` must be a valid header name with a string value",
+            ]))),
         })
         .collect()
 }
@@ -262,17 +254,14 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
 /// Refuses a field not in `known` (a misspelt option fails loudly); `prefix` names the parent.
 fn refuse_unknown(obj: &Object, prefix: &str, known: &[&str]) -> Result<(), GuardError> {
     match obj.keys().find(|k| !known.contains(k)) {
-        Some(key) => Err(invalid(
-            [
-                "unknown option `",
-                prefix,
-                key,
-                "` (known: ",
-                &known.join(", "),
-                ")",
-            ]
-            .concat(),
-        )),
+        Some(key) => Err(invalid(cat(&[
+            "unknown option `",
+            prefix,
+            key,
+            "` (known: ",
+            &join(known, ", "),
+            ")",
+        ]))),
         None => Ok(()),
     }
 }
@@ -292,14 +281,11 @@ fn namespace(v: &Value) -> Result<String, GuardError> {
         {
             Ok(s.to_owned())
         }
-        _ => Err(invalid(
-            [
-                "`namespace` must be a non-empty string of at most ",
-                &u64_text(MAX_NAMESPACE_LEN as u64),
-                " characters without ':'",
-            ]
-            .concat(),
-        )),
+        _ => Err(invalid(cat(&[
+            "`namespace` must be a non-empty string of at most ",
+            &u64_text(MAX_NAMESPACE_LEN as u64),
+            " characters without ':'",
+        ]))),
     }
 }
 
@@ -314,13 +300,10 @@ fn ttl_ms(v: &Value) -> Result<u64, GuardError> {
         _ => None,
     }
     .ok_or_else(|| {
-        invalid(
-            [
-                "`ttlSeconds` must be a number of seconds above 0 and at most ",
-                &u64_text(u64::from(MAX_TTL_SECONDS)),
-            ]
-            .concat(),
-        )
+        invalid(cat(&[
+            "`ttlSeconds` must be a number of seconds above 0 and at most ",
+            &u64_text(u64::from(MAX_TTL_SECONDS)),
+        ]))
     })
 }
 
@@ -333,17 +316,14 @@ fn max_jobs(v: &Value) -> Result<usize, GuardError> {
 }
 
 fn whole_number_error(option: &str, min: u64, max: u64) -> GuardError {
-    invalid(
-        [
-            "`",
-            option,
-            "` must be a whole number from ",
-            &u64_text(min),
-            " to ",
-            &u64_text(max),
-        ]
-        .concat(),
-    )
+    invalid(cat(&[
+        "`",
+        option,
+        "` must be a whole number from ",
+        &u64_text(min),
+        " to ",
+        &u64_text(max),
+    ]))
 }
 
 fn invalid(message: String) -> GuardError {

@@ -9,6 +9,7 @@
 //! | 408, 429, 500, 502, 503, 504, network error | `failed`, retryable | yes |
 //! | anything else | `failed`, not retryable | no |
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 
@@ -94,22 +95,20 @@ pub fn classify(status: u16) -> Classification {
         ),
         s if is_transient(s) => (
             Outcome::Failed,
-            [
+            cat(&[
                 "The server could not cancel the job right now (HTTP ",
                 &u64_text(u64::from(s)),
                 "); try again in a moment",
-            ]
-            .concat(),
+            ]),
             true,
         ),
         s => (
             Outcome::Failed,
-            [
+            cat(&[
                 "The server refused to cancel the job (HTTP ",
                 &u64_text(u64::from(s)),
                 ")",
-            ]
-            .concat(),
+            ]),
             false,
         ),
     };

@@ -4,6 +4,7 @@
 //! login session's user; the record it checks was written with the `channel_id` and `user_id`
 //! of the job's creator. The guard mirrors that check before any request leaves the page.
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 
@@ -34,7 +35,7 @@ pub fn normalize_user_id(value: &Value) -> Result<Option<String>, &'static str> 
                 .ok_or("must be a whole number when it is a number")?;
             let digits = json::u64_text(whole);
             Ok(Some(if n.is_negative() {
-                ["-", &digits].concat()
+                cat(&["-", &digits])
             } else {
                 digits
             }))
@@ -58,31 +59,25 @@ impl Session {
             invalid("expected an object { userId, channelId? } (userId null for guests)")
         })?;
         if let Some(key) = obj.keys().find(|k| *k != "userId" && *k != "channelId") {
-            return Err(invalid(
-                &[
-                    "unknown field `",
-                    key,
-                    "` (expected userId and optionally channelId)",
-                ]
-                .concat(),
-            ));
+            return Err(invalid(&cat(&[
+                "unknown field `",
+                key,
+                "` (expected userId and optionally channelId)",
+            ])));
         }
         let user_id = match obj.get("userId") {
             None => return Err(invalid("`userId` is required (null for guests)")),
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&["`userId` ", m].concat()))?,
+            Some(v) => normalize_user_id(v).map_err(|m| invalid(&cat(&["`userId` ", m])))?,
         };
         let channel_id = match obj.get("channelId") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if is_valid_id(s) => Some(s.clone()),
             Some(_) => {
-                return Err(invalid(
-                    &[
-                        "`channelId` must be null or a non-empty string of at most ",
-                        &json::u64_text(MAX_ID_LEN as u64),
-                        " characters",
-                    ]
-                    .concat(),
-                ))
+                return Err(invalid(&cat(&[
+                    "`channelId` must be null or a non-empty string of at most ",
+                    &json::u64_text(MAX_ID_LEN as u64),
+                    " characters",
+                ])))
             }
         };
         Ok(Self {

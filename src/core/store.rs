@@ -8,6 +8,7 @@
 //! counted in [`StoreStats`]. Writes the storage refuses are kept in memory
 //! ([`FallbackStorage`]): no operation fails because of storage.
 
+use super::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -40,20 +41,20 @@ struct Keys {
 
 /// The session marker's key in `namespace`.
 pub fn session_key(namespace: &str) -> String {
-    [namespace, ":v1:session"].concat()
+    cat(&[namespace, ":v1:session"])
 }
 
 impl Keys {
     fn new(namespace: &str) -> Self {
         Self {
-            namespace: [namespace, ":"].concat(),
+            namespace: cat(&[namespace, ":"]),
             session: session_key(namespace),
-            job_prefix: [namespace, ":v1:job:"].concat(),
+            job_prefix: cat(&[namespace, ":v1:job:"]),
         }
     }
 
     fn job(&self, job_id: &str) -> String {
-        [self.job_prefix.as_str(), job_id].concat()
+        cat(&[self.job_prefix.as_str(), job_id])
     }
 }
 

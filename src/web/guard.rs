@@ -4,6 +4,7 @@
 //! The state lives behind `Rc<RefCell<_>>` so that `cancel` can run after the call that
 //! started it returns; every borrow is short and none is held while JS code runs.
 
+use crate::core::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -235,7 +236,7 @@ impl JobGuard {
         let store = match options.storage {
             StorageKind::Memory => JobStore::private(memory(), None, DateClock, &options),
             StorageKind::Local => {
-                let probe = [options.namespace.as_str(), ":v1:probe"].concat();
+                let probe = cat(&[options.namespace.as_str(), ":v1:probe"]);
                 match LocalStorage::open(&probe) {
                     Ok(mut local) => {
                         local.pin_key(&session_key(&options.namespace));

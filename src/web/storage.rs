@@ -4,6 +4,7 @@
 //! call goes through `LocalStorage::raw()`, which panics when storage is missing, and its
 //! `delete`/`length` panic on exceptions. Here every failure is a [`StorageError`] value.
 
+use crate::core::text::cat;
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -93,7 +94,7 @@ fn storage_error(thrown: &JsValue, otherwise: StorageErrorKind) -> StorageError 
     let message = if name.is_empty() {
         message
     } else {
-        [name.as_str(), ": ", &message].concat()
+        cat(&[name.as_str(), ": ", &message])
     };
     StorageError::new(kind, message)
 }

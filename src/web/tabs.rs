@@ -2,6 +2,7 @@
 //! the `storage` event (for `localStorage`) and a `BroadcastChannel` (which also reaches tabs
 //! whose storage fell back to memory), and the app hears of them through `onChange`.
 
+use crate::core::text::cat;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -136,7 +137,7 @@ impl TabSync {
         });
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let opener = window.as_ref().map(|_| Opener {
-            name: ["superset-job-guard:", namespace].concat(),
+            name: cat(&["superset-job-guard:", namespace]),
             inner: inner.clone(),
             listeners,
         });
