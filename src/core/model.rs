@@ -72,7 +72,7 @@ pub fn is_valid_id(id: &str) -> bool {
 
 /// Whether `s` has a control character (`char::is_control`: U+0000-U+001F, U+007F-U+009F),
 /// found on the bytes: C1 controls are `0xC2 0x80`-`0xC2 0x9F` in UTF-8.
-fn has_control(s: &str) -> bool {
+pub fn has_control(s: &str) -> bool {
     let b = s.as_bytes();
     b.iter().enumerate().any(|(i, &c)| {
         c < 0x20

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use super::error::GuardError;
 use super::json::{u64_text, Object, Value};
-use super::model::char_count;
+use super::model::{char_count, has_control};
 use super::retry::RetryPolicy;
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
@@ -167,9 +167,7 @@ pub fn encode_uri_component(s: &str) -> String {
 fn cancel_url(v: &Value) -> Result<String, GuardError> {
     match v.as_str() {
         Some(s)
-            if placeholder_at(s).is_some()
-                && s.len() <= MAX_CANCEL_URL_LEN
-                && !s.chars().any(char::is_control) =>
+            if placeholder_at(s).is_some() && s.len() <= MAX_CANCEL_URL_LEN && !has_control(s) =>
         {
             Ok(s.to_owned())
         }
@@ -276,8 +274,8 @@ fn namespace(v: &Value) -> Result<String, GuardError> {
         Some(s)
             if !s.is_empty()
                 && char_count(s) <= MAX_NAMESPACE_LEN
-                && !s.contains(':')
-                && !s.chars().any(char::is_control) =>
+                && !s.as_bytes().contains(&b':')
+                && !has_control(s) =>
         {
             Ok(s.to_owned())
         }

@@ -56,7 +56,7 @@ impl RetryPolicy {
 /// (`Wed, 21 Oct 2015 07:28:00 GMT`; also the obsolete RFC 850 and asctime forms). A date in
 /// the past is 0. Anything unreadable is `None`.
 pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = trim_http_whitespace(value);
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         return number(value).map(|seconds| seconds.saturating_mul(1000));
     }
@@ -66,18 +66,14 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
 
 /// An HTTP date (RFC 9110 §5.6.7) as milliseconds since the epoch.
 pub fn parse_http_date(value: &str) -> Option<u64> {
-    let parts: Vec<&str> = value.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let parts = fields(value, b" ,");
     // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT  -> [Sun, 06, Nov, 1994, 08:49:37, GMT]
     // RFC 850:     Sunday, 06-Nov-94 08:49:37 GMT -> [Sunday, 06-Nov-94, 08:49:37, GMT]
     // asctime:     Sun Nov  6 08:49:37 1994       -> [Sun, Nov, 6, 08:49:37, 1994]
     let (day, month, year, time) = match parts.as_slice() {
         [_, day, month, year, time, "GMT"] => (*day, *month, int(year)?, *time),
         [_, date, time, "GMT"] => {
-            let mut it = date.split('-');
-            let (day, month, yy) = (it.next()?, it.next()?, it.next()?);
-            if it.next().is_some() {
-                return None;
-            }
+            let [day, month, yy] = pieces(date, b'-')?;
             let yy = int(yy)?;
             // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
             let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
@@ -88,11 +84,7 @@ pub fn parse_http_date(value: &str) -> Option<u64> {
     };
     let day = int(day)?;
     let month = month_number(month)?;
-    let mut hms = time.split(':');
-    let (h, m, s) = (hms.next()?, hms.next()?, hms.next()?);
-    if hms.next().is_some() {
-        return None;
-    }
+    let [h, m, s] = pieces(time, b':')?;
     let (h, m, s) = (int(h)?, int(m)?, int(s)?);
     if !(1..=31).contains(&day)
         || !(0..24).contains(&h)
@@ -106,6 +98,47 @@ pub fn parse_http_date(value: &str) -> Option<u64> {
         .checked_mul(86_400)?
         .checked_add(h * 3600 + m * 60 + s)?;
     u64::try_from(seconds).ok()?.checked_mul(1000)
+}
+
+/// `value` without leading and trailing spaces and tabs (HTTP's optional whitespace).
+fn trim_http_whitespace(value: &str) -> &str {
+    let b = value.as_bytes();
+    let blank = |c: &u8| *c == b' ' || *c == b'\t';
+    let start = b.iter().position(|c| !blank(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !blank(c)).map_or(start, |i| i + 1);
+    value.get(start..end).unwrap_or_default()
+}
+
+/// The non-empty runs of `value` between any of the ASCII bytes in `separators`. (Byte loops
+/// instead of `str::split`, whose generic searchers cost more wasm than this whole parser;
+/// splitting at ASCII bytes always cuts at character boundaries.)
+fn fields<'a>(value: &'a str, separators: &[u8]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in value.bytes().enumerate() {
+        if separators.contains(&c) {
+            if i > start {
+                out.extend(value.get(start..i));
+            }
+            start = i + 1;
+        }
+    }
+    if value.len() > start {
+        out.extend(value.get(start..));
+    }
+    out
+}
+
+/// Exactly three parts of `value` separated by `separator` (empty parts included).
+fn pieces(value: &str, separator: u8) -> Option<[&str; 3]> {
+    let b = value.as_bytes();
+    let first = b.iter().position(|c| *c == separator)?;
+    let second = first + 1 + b.get(first + 1..)?.iter().position(|c| *c == separator)?;
+    let rest = value.get(second + 1..)?;
+    if rest.as_bytes().contains(&separator) {
+        return None;
+    }
+    Some([value.get(..first)?, value.get(first + 1..second)?, rest])
 }
 
 /// A run of ASCII digits (nothing else) as a number; `None` if empty or too long for u64.
@@ -164,6 +197,43 @@ mod tests {
     };
 
     use super::*;
+
+    #[test]
+    fn the_byte_splitters_agree_with_str() {
+        let samples = [
+            "",
+            " ",
+            "a",
+            " a ",
+            "\t a\tb \t",
+            "Sun, 06 Nov 1994",
+            ",,a,, b ,",
+            "é, ü",
+            "06-Nov-94",
+            "-",
+            "--",
+            "a-b",
+            "a-b-c-d",
+            "08:49:37",
+            "8::7",
+            ":::",
+            "ä-ö-ü",
+        ];
+        for s in samples {
+            assert_eq!(
+                trim_http_whitespace(s),
+                s.trim_matches([' ', '\t']),
+                "{s:?}"
+            );
+            let split: Vec<&str> = s.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+            assert_eq!(fields(s, b" ,"), split, "{s:?}");
+            for sep in ['-', ':'] {
+                let parts: Vec<&str> = s.split(sep).collect();
+                let three = <[&str; 3]>::try_from(parts.as_slice()).ok();
+                assert_eq!(pieces(s, sep as u8), three, "{s:?} {sep}");
+            }
+        }
+    }
     use crate::core::random::SequenceRandom;
 
     #[test]
