@@ -2,7 +2,7 @@
 //! `{ namespace?, ttlSeconds?, maxJobs?, storage?, cancelUrl?, headers?, retry?, fetch? }`.
 //! (`fetch` is a function: the browser shell takes it; here it only counts as known.)
 
-use super::text::{cat, join};
+use super::text::{cat, has_byte, join};
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -149,7 +149,7 @@ fn placeholder_at(s: &str) -> Option<usize> {
 pub fn encode_uri_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+        if b.is_ascii_alphanumeric() || has_byte(b"-_.!~*'()", b) {
             out.push(char::from(b));
         } else {
             const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -183,7 +183,7 @@ fn is_token(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            .all(|b| b.is_ascii_alphanumeric() || has_byte(b"!#$%&'*+-.^_`|~", b))
 }
 
 fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
@@ -274,7 +274,7 @@ fn namespace(v: &Value) -> Result<String, GuardError> {
         Some(s)
             if !s.is_empty()
                 && char_count(s) <= MAX_NAMESPACE_LEN
-                && !s.as_bytes().contains(&b':')
+                && !has_byte(s.as_bytes(), b':')
                 && !has_control(s) =>
         {
             Ok(s.to_owned())

@@ -1,6 +1,7 @@
 //! The retry schedule for transient cancel failures: exponential backoff with full jitter,
 //! overridden by the server's `Retry-After` (seconds or an HTTP date), capped at the maximum.
 
+use super::text::has_byte;
 use alloc::vec::Vec;
 
 use super::random::Random;
@@ -116,7 +117,7 @@ fn fields<'a>(value: &'a str, separators: &[u8]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, c) in value.bytes().enumerate() {
-        if separators.contains(&c) {
+        if has_byte(separators, c) {
             if i > start {
                 out.extend(value.get(start..i));
             }
@@ -135,7 +136,7 @@ fn pieces(value: &str, separator: u8) -> Option<[&str; 3]> {
     let first = b.iter().position(|c| *c == separator)?;
     let second = first + 1 + b.get(first + 1..)?.iter().position(|c| *c == separator)?;
     let rest = value.get(second + 1..)?;
-    if rest.as_bytes().contains(&separator) {
+    if has_byte(rest.as_bytes(), separator) {
         return None;
     }
     Some([value.get(..first)?, value.get(first + 1..second)?, rest])

@@ -10,6 +10,7 @@
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //! - `types`: the TypeScript types the package ships
+//! - `window`: the page's `window`, if there is one
 
 /// Talc instead of Rust's default wasm allocator (dlmalloc): fewer bytes in the module and
 /// faster allocation (the guard allocates for every JSON value it reads). Single-threaded
@@ -28,5 +29,6 @@ mod random;
 mod storage;
 mod tabs;
 mod types;
+mod window;
 
 pub use guard::{classify_cancel_response, is_guard_error, JobGuard};

@@ -47,7 +47,7 @@ impl LocalStorage {
     /// an empty storage that refuses a write, as Safari's old private mode did). The write
     /// test uses `probe_key` and removes it at once.
     pub fn open(probe_key: &str) -> Result<Self, StorageError> {
-        let window = web_sys::window().ok_or_else(|| {
+        let window = super::window::window().ok_or_else(|| {
             StorageError::new(
                 StorageErrorKind::Unavailable,
                 "no window: not a browser page",

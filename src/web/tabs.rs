@@ -119,7 +119,7 @@ impl TabSync {
         inner: Weak<RefCell<Inner>>,
         listeners: Rc<RefCell<Listeners>>,
     ) -> Self {
-        let window = web_sys::window();
+        let window = super::window::window();
         let on_storage = window.as_ref().map(|window| {
             let inner = inner.clone();
             let listeners = Rc::clone(&listeners);
@@ -212,7 +212,7 @@ impl TabSync {
 
 impl Drop for TabSync {
     fn drop(&mut self) {
-        if let (Some(window), Some(closure)) = (web_sys::window(), &self.on_storage) {
+        if let (Some(window), Some(closure)) = (super::window::window(), &self.on_storage) {
             let _ = window
                 .remove_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
         }
