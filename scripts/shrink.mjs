@@ -6,8 +6,12 @@
 // - functions the module can never run get a body that traps (see `trappedFunctions`:
 //   closure shims wasm-bindgen left in the function table, and `core::fmt` when nothing
 //   formats); finding them needs the function names, which is why Cargo.toml keeps symbols;
-// - each .wasm loses its `name` and `producers` custom sections (function names for
-//   debuggers and the toolchain's versions: nothing the module needs to run);
+// - in the ES-module build, whose glue passes the imports as an object, the import module
+//   name (`./superset_job_guard_bg.js`, repeated for each of the ~60 imports) becomes `w`;
+//   the bundler build keeps it: there it is the file the bundler resolves;
+// - each .wasm loses its `name`, `producers` and `target_features` custom sections (function
+//   names for debuggers, the toolchain's versions, the features it was built with: nothing
+//   the module needs to run);
 // - each JavaScript file (the wasm-bindgen glue and the snippets) is minified by esbuild, as an
 //   app's bundler would in production; the .d.ts files, which carry the documentation, stay as
 //   they are.
@@ -19,7 +23,7 @@ import { transformSync } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = join(root, "pkg");
-const DROPPED_SECTIONS = new Set(["name", "producers"]);
+const DROPPED_SECTIONS = new Set(["name", "producers", "target_features"]);
 
 function files(dir) {
   return readdirSync(dir).flatMap((entry) => {
@@ -329,7 +333,7 @@ function elementFunctions(bytes, section) {
 // The module with its import and export names renamed by `rename`, the sections in
 // DROPPED_SECTIONS left out, and the bodies of functions that can never run replaced by a trap.
 // Returns [bytes, how many bodies were replaced].
-export function rewrite(bytes, rename) {
+export function rewrite(bytes, rename, renameModule = (module) => module) {
   const list = sections(bytes);
   const find = (id, custom) =>
     list.find((s) => s.id === id && (custom === undefined || name(bytes, s.body)[0] === custom));
@@ -359,7 +363,7 @@ export function rewrite(bytes, rename) {
   for (const s of list) {
     if (s.id === 0 && DROPPED_SECTIONS.has(name(bytes, s.body)[0])) continue;
     if (s.id === 2) {
-      section(2, [uleb(imports.length), ...imports.flatMap((i) => [encodeName(i.module), encodeName(rename(i.field)), i.desc])]);
+      section(2, [uleb(imports.length), ...imports.flatMap((i) => [encodeName(renameModule(i.module)), encodeName(rename(i.field)), i.desc])]);
     } else if (s.id === 7) {
       section(7, [uleb(exports.length), ...exports.flatMap((e) => [encodeName(rename(e.field)), e.desc])]);
     } else if (s.id === 10 && trapped.size > 0) {
@@ -407,7 +411,20 @@ async function shrinkModule(wasmPath) {
       if (!HASHED.test(word)) taken.add(word);
     }
   }
-  const [out, trapped] = rewrite(bytes, rename);
+  // The import module name, where the glue only uses it as the key of its imports object.
+  const modules = new Set();
+  for (const s of sections(bytes).filter((s) => s.id === 2)) {
+    for (const { module } of entries(bytes, s)) modules.add(module);
+  }
+  const glue = companions.filter((path) => path.endsWith(".js")).map((path) => readFileSync(path, "utf8"));
+  const count = (text, part) => text.split(part).length - 1;
+  const keyOnly = (module) => {
+    const quoted = JSON.stringify(module);
+    const uses = glue.reduce((n, text) => n + count(text, quoted), 0);
+    return uses > 0 && uses === glue.reduce((n, text) => n + count(text, `${quoted}:`), 0);
+  };
+  const shortModule = modules.size === 1 && !modules.has("w") && keyOnly([...modules][0]) ? [...modules][0] : undefined;
+  const [out, trapped] = rewrite(bytes, rename, (module) => (module === shortModule ? "w" : module));
   // Compiling it proves the result is still a valid module.
   await WebAssembly.compile(out);
   const seen = new Set();
@@ -425,10 +442,17 @@ async function shrinkModule(wasmPath) {
       if (renamed !== text) writeFileSync(path, renamed);
     }
   }
+  if (shortModule !== undefined) {
+    for (const path of companions.filter((p) => p.endsWith(".js"))) {
+      const text = readFileSync(path, "utf8");
+      writeFileSync(path, text.split(`${JSON.stringify(shortModule)}:`).join("w:"));
+    }
+  }
   const missing = [...renames.keys()].filter((old) => !seen.has(old));
   if (missing.length > 0) throw new Error(`not found beside ${wasmPath}: ${missing.join(", ")}`);
   writeFileSync(wasmPath, out);
-  console.log(`${relative(root, wasmPath)}: ${renames.size} names shortened, ${trapped} unreachable functions emptied`);
+  const moduleNote = shortModule === undefined ? "" : `, import module ${shortModule} -> w`;
+  console.log(`${relative(root, wasmPath)}: ${renames.size} names shortened${moduleNote}, ${trapped} unreachable functions emptied`);
   return out.length;
 }
 
