@@ -198,18 +198,27 @@ fn headers(v: &Value) -> Result<Vec<(String, String)>, GuardError> {
     if obj.len() > MAX_HEADERS {
         return Err(err());
     }
-    obj.iter()
-        .map(|(name, value)| match value.as_str() {
-            Some(value) if is_token(name) && !value.contains(['\r', '\n', '\0']) => {
-                Ok((name.to_owned(), value.to_owned()))
+    let mut out = Vec::with_capacity(obj.len());
+    for (name, value) in obj.iter() {
+        match value.as_str() {
+            Some(value) if is_token(name) && !has_any_byte(value.as_bytes(), b"\r\n\0") => {
+                out.push((name.to_owned(), value.to_owned()));
             }
-            _ => Err(invalid(cat(&[
-                "`headers.",
-                name,
-                "` must be a valid header name with a string value",
-            ]))),
-        })
-        .collect()
+            _ => {
+                return Err(invalid(cat(&[
+                    "`headers.",
+                    name,
+                    "` must be a valid header name with a string value",
+                ])))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `bytes` holds any of `set`.
+fn has_any_byte(bytes: &[u8], set: &[u8]) -> bool {
+    bytes.iter().any(|b| has_byte(set, *b))
 }
 
 /// A whole number up to `max`: `Ok(None)` when absent or null, `Err(())` when invalid.

@@ -292,12 +292,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let Some(session) = self.session() else {
             return Vec::new();
         };
-        let records: Vec<JobRecord> = self
-            .job_ids()
-            .into_iter()
-            .filter_map(|id| self.load_owned(&id, &session))
-            .collect();
-        sorted(records, |r| r.created_at)
+        let mut records = Vec::new();
+        for id in self.job_ids() {
+            records.extend(self.load_owned(&id, &session));
+        }
+        sorted(records, &|r| r.created_at)
     }
 
     /// May the session cancel `job_id`? Decided from storage alone; nothing is sent. A record
@@ -404,12 +403,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// The job ids of every stored record of this schema version.
     fn job_ids(&self) -> Vec<String> {
-        let prefix = &self.keys.job_prefix;
-        self.storage
-            .keys()
-            .into_iter()
-            .filter_map(|key| key.strip_prefix(prefix.as_str()).map(ToOwned::to_owned))
-            .collect()
+        let prefix = self.keys.job_prefix.as_str();
+        let mut ids = Vec::new();
+        for key in self.storage.keys() {
+            ids.extend(key.strip_prefix(prefix).map(ToOwned::to_owned));
+        }
+        ids
     }
 
     /// Reads one record. Untrustworthy ones are removed, counted, and read as absent.
@@ -499,13 +498,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         if ids.len() <= self.max_jobs {
             return;
         }
-        let records: Vec<JobRecord> = ids.iter().filter_map(|id| self.load(id).ok()).collect();
+        let mut records = Vec::new();
+        for id in &ids {
+            records.extend(self.load(id).ok());
+        }
         if records.len() <= self.max_jobs {
             return;
         }
         let excess = records.len() - self.max_jobs;
         // Finished jobs go first, then the oldest. (Timestamps stay below 2^53.)
-        let records = sorted(records, |r| {
+        let records = sorted(records, &|r| {
             let running = if r.status.is_terminal() { 0 } else { 1 << 62 };
             running | r.created_at
         });
@@ -517,18 +519,19 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 }
 
 /// Records ordered by `rank`, ties by job id (job ids are unique, so the order is exact).
-fn sorted(records: Vec<JobRecord>, rank: impl Fn(&JobRecord) -> u64) -> Vec<JobRecord> {
-    let mut order: Vec<(u64, String, usize)> = records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (rank(r), r.job_id.clone(), i))
-        .collect();
+/// (Loops and a `dyn` rank: one copy of this code in the module, not one per caller.)
+fn sorted(records: Vec<JobRecord>, rank: &dyn Fn(&JobRecord) -> u64) -> Vec<JobRecord> {
+    let mut order: Vec<(u64, String, usize)> = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        order.push((rank(r), r.job_id.clone(), i));
+    }
     heap_sort(&mut order);
     let mut slots: Vec<Option<JobRecord>> = records.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|(_, _, i)| slots.get_mut(i).and_then(Option::take))
-        .collect()
+    let mut out = Vec::with_capacity(order.len());
+    for (_, _, i) in order {
+        out.extend(slots.get_mut(i).and_then(Option::take));
+    }
+    out
 }
 
 /// Sorts in place: a heapsort, O(n log n) and not stable (callers sort unique keys). It is a
