@@ -42,6 +42,14 @@ impl Object {
         self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
+    /// The first member name not in `known`, if any.
+    pub fn unknown_key(&self, known: &[&str]) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, _)| k.as_str())
+    }
+
     /// The member names, in order (a repeated name appears each time).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())

@@ -260,7 +260,7 @@ fn retry(v: &Value) -> Result<RetryPolicy, GuardError> {
 
 /// Refuses a field not in `known` (a misspelt option fails loudly); `prefix` names the parent.
 fn refuse_unknown(obj: &Object, prefix: &str, known: &[&str]) -> Result<(), GuardError> {
-    match obj.keys().find(|k| !known.contains(k)) {
+    match obj.unknown_key(known) {
         Some(key) => Err(invalid(cat(&[
             "unknown option `",
             prefix,

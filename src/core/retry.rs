@@ -114,32 +114,31 @@ fn trim_http_whitespace(value: &str) -> &str {
 /// instead of `str::split`, whose generic searchers cost more wasm than this whole parser;
 /// splitting at ASCII bytes always cuts at character boundaries.)
 fn fields<'a>(value: &'a str, separators: &[u8]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, c) in value.bytes().enumerate() {
-        if has_byte(separators, c) {
-            if i > start {
-                out.extend(value.get(start..i));
-            }
-            start = i + 1;
-        }
-    }
-    if value.len() > start {
-        out.extend(value.get(start..));
-    }
-    out
+    split(value, separators, false)
 }
 
 /// Exactly three parts of `value` separated by `separator` (empty parts included).
 fn pieces(value: &str, separator: u8) -> Option<[&str; 3]> {
-    let b = value.as_bytes();
-    let first = b.iter().position(|c| *c == separator)?;
-    let second = first + 1 + b.get(first + 1..)?.iter().position(|c| *c == separator)?;
-    let rest = value.get(second + 1..)?;
-    if has_byte(rest.as_bytes(), separator) {
-        return None;
+    match split(value, &[separator], true).as_slice() {
+        [a, b, c] => Some([*a, *b, *c]),
+        _ => None,
     }
-    Some([value.get(..first)?, value.get(first + 1..second)?, rest])
+}
+
+/// The parts of `value` between the ASCII `separators`, empty ones only if `keep_empty`.
+fn split<'a>(value: &'a str, separators: &[u8], keep_empty: bool) -> Vec<&'a str> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in 0..=bytes.len() {
+        if bytes.get(end).is_none_or(|c| has_byte(separators, *c)) {
+            if keep_empty || end > start {
+                out.extend(value.get(start..end));
+            }
+            start = end + 1;
+        }
+    }
+    out
 }
 
 /// A run of ASCII digits (nothing else) as a number; `None` if empty or too long for u64.

@@ -58,7 +58,7 @@ impl Session {
         let obj = value.as_object().ok_or_else(|| {
             invalid("expected an object { userId, channelId? } (userId null for guests)")
         })?;
-        if let Some(key) = obj.keys().find(|k| *k != "userId" && *k != "channelId") {
+        if let Some(key) = obj.unknown_key(&["userId", "channelId"]) {
             return Err(invalid(&cat(&[
                 "unknown field `",
                 key,

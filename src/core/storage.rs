@@ -97,7 +97,11 @@ impl KeyValue for MemoryStorage {
         Ok(())
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
-        Ok(self.entries.iter().map(|(k, _)| k.clone()).collect())
+        let mut keys = Vec::with_capacity(self.entries.len());
+        for (k, _) in &self.entries {
+            keys.push(k.clone());
+        }
+        Ok(keys)
     }
     fn count(&self) -> Result<usize, StorageError> {
         Ok(self.entries.len())

@@ -83,7 +83,13 @@ impl Listeners {
 
     fn notify(this: &Rc<RefCell<Self>>, change: Change) {
         let callbacks: Vec<Function> = match this.try_borrow() {
-            Ok(l) => l.callbacks.iter().map(|(_, f)| f.clone()).collect(),
+            Ok(l) => {
+                let mut callbacks = Vec::with_capacity(l.callbacks.len());
+                for (_, f) in &l.callbacks {
+                    callbacks.push(f.clone());
+                }
+                callbacks
+            }
             Err(_) => return,
         };
         let event = Object::new();
