@@ -456,21 +456,26 @@ async function shrinkModule(wasmPath) {
   return out.length;
 }
 
-const sizes = new Map(files(pkg).map((path) => [path, statSync(path).size]));
-const after = new Map();
-for (const path of sizes.keys()) {
-  if (path.endsWith(".wasm")) after.set(path, await shrinkModule(path));
+async function main() {
+  const sizes = new Map(files(pkg).map((path) => [path, statSync(path).size]));
+  const after = new Map();
+  for (const path of sizes.keys()) {
+    if (path.endsWith(".wasm")) after.set(path, await shrinkModule(path));
+  }
+  for (const path of sizes.keys()) {
+    if (!path.endsWith(".js")) continue;
+    const { code } = transformSync(readFileSync(path, "utf8"), {
+      format: "esm",
+      minify: true,
+      legalComments: "none",
+    });
+    writeFileSync(path, code);
+    after.set(path, code.length);
+  }
+  for (const [path, size] of after) {
+    console.log(`${String(sizes.get(path)).padStart(9)} -> ${String(size).padStart(9)}  ${relative(root, path)}`);
+  }
 }
-for (const path of sizes.keys()) {
-  if (!path.endsWith(".js")) continue;
-  const { code } = transformSync(readFileSync(path, "utf8"), {
-    format: "esm",
-    minify: true,
-    legalComments: "none",
-  });
-  writeFileSync(path, code);
-  after.set(path, code.length);
-}
-for (const [path, size] of after) {
-  console.log(`${String(sizes.get(path)).padStart(9)} -> ${String(size).padStart(9)}  ${relative(root, path)}`);
-}
+
+// Run as a script (build.sh); imported, it only exports `rewrite` (tests/build/).
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
