@@ -33,6 +33,14 @@ pub mod core;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
+/// What the unit tests take from std (the crate itself is `no_std`).
+#[cfg(test)]
+mod test_prelude {
+    pub use std::string::ToString;
+    pub use std::vec::Vec;
+    pub use std::{format, vec};
+}
+
 /// Without std (the npm package), a panic, which the code is written never to reach, traps,
 /// as `panic = "abort"` makes it do with std. Nothing is formatted.
 #[cfg(all(target_arch = "wasm32", not(feature = "std"), not(test)))]

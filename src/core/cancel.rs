@@ -123,15 +123,7 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::model::JobStatus;

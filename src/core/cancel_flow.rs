@@ -158,15 +158,7 @@ impl CancelFlow {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::random::SequenceRandom;

@@ -116,15 +116,7 @@ impl ::core::error::Error for GuardError {}
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
 

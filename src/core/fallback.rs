@@ -209,15 +209,6 @@ pub fn is_quota(e: &StorageError) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
 
     use super::*;
 

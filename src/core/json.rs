@@ -672,15 +672,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
 

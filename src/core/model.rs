@@ -281,15 +281,7 @@ fn id_field(obj: &Object, name: &str) -> Result<String, GuardError> {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::json::testing::json;

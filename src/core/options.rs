@@ -339,15 +339,7 @@ fn invalid(message: String) -> GuardError {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::json::testing::json;

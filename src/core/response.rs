@@ -130,15 +130,6 @@ pub fn network_failure() -> Classification {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
 
     use super::*;
 

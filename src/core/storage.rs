@@ -148,15 +148,6 @@ fn busy() -> StorageError {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
 
     use super::*;
 

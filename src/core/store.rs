@@ -567,15 +567,7 @@ fn sift_down<T: Ord>(v: &mut [T], mut root: usize, end: usize) {
 
 #[cfg(test)]
 mod tests {
-    #[allow(unused_imports)]
-    use std::{
-        borrow::ToOwned,
-        boxed::Box,
-        format,
-        string::{String, ToString},
-        vec,
-        vec::Vec,
-    };
+    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::cancel::CancelRefusal;
