@@ -241,16 +241,17 @@ function references(body) {
 // - closure call shims (`wasm_bindgen::convert::closures::_::invoke`) that no export leads to:
 //   their only use was a descriptor that wasm-bindgen read and removed, but the table still
 //   holds them (JS calls the live ones through exports);
-// - `core::fmt` when nothing formats (no `core::fmt::write` in the module): without std the
-//   panic handler traps without formatting, so the `Display` code that panic sites point to
-//   is never called.
+// - `core::fmt` when nothing formats (no `core::fmt::write`, `alloc::fmt::format` or
+//   `Formatter::new` in the module): without std the panic handler traps without formatting,
+//   so the `Display` code that panic sites point to is never called.
 // Everything not reached from the roots through calls and `ref.func` is emptied.
 function trappedFunctions(names, imported, exports, code, start, elements) {
   if (names.size === 0) return new Set();
   const base = (text) => text.replace(/( externref shim| multivalue shim)+$/, "");
   const exported = exports.filter((e) => e.kind === 0).map((e) => e.index);
   const reachedByExport = new Set(exported.map((i) => base(names.get(i) ?? "")));
-  const formats = [...names.values()].some((n) => /::fmt::write$/.test(n));
+  // Anything that drives formatting: `core::fmt::write`, `alloc::fmt::format`, a new Formatter.
+  const formats = [...names.values()].some((n) => /::fmt::(write|format)\b|Formatter>::new\b/.test(n));
   const dead = (index) => {
     const text = names.get(index) ?? "";
     const shim = /::closures::_::invoke::h[0-9a-f]{16}$/.test(base(text)) && !reachedByExport.has(base(text));

@@ -119,6 +119,15 @@ test("a shim an export leads to, or core::fmt when something formats, is kept", 
     table: [1],
   });
   assert.equal(rewrite(formatting, keep)[1], 0);
+  const formatMacro = assemble({
+    functions: [
+      ["run", [CALL, 2]],
+      [DISPLAY, [I32_CONST, 1]],
+      ["alloc[3ca501edff3f0c7c]::fmt::format::format_inner", [I32_CONST, 2]],
+    ],
+    table: [1],
+  });
+  assert.equal(rewrite(formatMacro, keep)[1], 0);
 });
 
 test("an instruction it cannot decode means nothing is emptied", () => {
