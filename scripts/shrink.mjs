@@ -398,10 +398,9 @@ async function shrinkModule(wasmPath) {
     }
     return renames.get(field);
   };
+  const named = sections(bytes).filter((s) => s.id === 2 || s.id === 7).flatMap((s) => entries(bytes, s));
   // Names the module already has unhashed are taken too.
-  for (const s of sections(bytes).filter((s) => s.id === 2 || s.id === 7)) {
-    for (const { field } of entries(bytes, s)) if (!HASHED.test(field)) taken.add(field);
-  }
+  for (const { field } of named) if (!HASHED.test(field)) taken.add(field);
   const dir = dirname(wasmPath);
   const companions = readdirSync(dir)
     .filter((f) => f.endsWith(".js") || f.endsWith(".d.ts"))
@@ -413,10 +412,7 @@ async function shrinkModule(wasmPath) {
     }
   }
   // The import module name, where the glue only uses it as the key of its imports object.
-  const modules = new Set();
-  for (const s of sections(bytes).filter((s) => s.id === 2)) {
-    for (const { module } of entries(bytes, s)) modules.add(module);
-  }
+  const modules = new Set(named.filter((e) => e.module !== undefined).map((e) => e.module));
   const glue = companions.filter((path) => path.endsWith(".js")).map((path) => readFileSync(path, "utf8"));
   const count = (text, part) => text.split(part).length - 1;
   const keyOnly = (module) => {
