@@ -5,13 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 # --mode no-install: use the wasm-bindgen on PATH (bootstrap.sh pins it), never download one.
-# Without std: see src/lib.rs (`--no-default-features` drops `std`; talc stays the allocator).
-features=(--no-default-features --features talc-allocator)
-wasm-pack build --target web --release --mode no-install --no-pack "$@" -- "${features[@]}"
-wasm-pack build --target bundler --release --mode no-install --no-pack --out-dir pkg/bundler "$@" -- "${features[@]}"
+wasm-pack build --target web --release --mode no-install --no-pack "$@"
+wasm-pack build --target bundler --release --mode no-install --no-pack --out-dir pkg/bundler "$@"
 # wasm-pack writes a `.gitignore` of `*` into each output folder; npm pack honours it and
 # would leave pkg/bundler/ and pkg/snippets/ out of the package. The repository's own
 # .gitignore already keeps pkg/ out of git.
 rm -f pkg/.gitignore pkg/bundler/.gitignore
-# Minified glue and snippets, wasm without its name section: scripts/shrink.mjs.
-node scripts/shrink.mjs
+# Minified glue and snippets: scripts/minify.mjs.
+node scripts/minify.mjs

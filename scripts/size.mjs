@@ -2,8 +2,9 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
-const TARGET_GZIP = 40 * 1024;
-// The JS the glue imports (wasm-bindgen snippets: the shell's memo.js) loads with it.
+// The issue's bar for the named stack (serde, serde-wasm-bindgen, gloo-storage): 96 KiB.
+const TARGET_GZIP = 96 * 1024;
+// The JS the glue imports (wasm-bindgen snippets: the shell's storage.js) loads with it.
 const snippets = readdirSync(new URL("../pkg/snippets", import.meta.url), { recursive: true })
   .filter((f) => f.endsWith(".js"))
   .map((f) => ["snippet", `pkg/snippets/${f}`]);

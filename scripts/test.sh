@@ -22,9 +22,6 @@ wasm-pack test --headless --chrome --firefox \
 step "package build (pkg/)"
 bash scripts/build.sh
 
-step "the build's wasm and JS shrinking, on modules assembled by the test (node --test)"
-node --test tests/build/ 2>&1 | tee -a "$log"
-
 step "package API, imported by name (node --test)"
 node --test tests/package/ 2>&1 | tee -a "$log"
 

@@ -4,8 +4,9 @@
 //!
 //! The crate is split in two:
 //! - [`core`]: the rules, pure Rust, no browser; built and unit-tested natively.
-//! - `web` (wasm32 only): the browser shell: `localStorage`, `Date.now()`, the wasm-bindgen
-//!   exports (`JobGuard`) and the conversion of errors to JS `Error` objects.
+//! - `web` (wasm32 only): the browser shell: `localStorage` through gloo-storage, `fetch`,
+//!   `Date.now()`, the wasm-bindgen exports (`JobGuard`), values crossing as JS values through
+//!   serde-wasm-bindgen, and the conversion of errors to JS `Error` objects.
 #![cfg_attr(
     not(test),
     deny(
@@ -18,33 +19,8 @@
         clippy::unimplemented
     )
 )]
-// The code needs only `core` and `alloc`. std is linked (feature `std`, on by default) for
-// tests and native builds; the npm package's wasm is built without it (scripts/build.sh), so
-// that std's panic machinery, which formats every panic message, and with it `core::fmt`, stay
-// out of the module. See `panic` below.
-#![no_std]
-
-extern crate alloc;
-#[cfg(any(feature = "std", test, not(target_arch = "wasm32")))]
-extern crate std;
 
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
-
-/// What the unit tests take from std (the crate itself is `no_std`).
-#[cfg(test)]
-mod test_prelude {
-    pub use std::string::ToString;
-    pub use std::vec::Vec;
-    pub use std::{format, vec};
-}
-
-/// Without std (the npm package), a panic, which the code is written never to reach, traps,
-/// as `panic = "abort"` makes it do with std. Nothing is formatted.
-#[cfg(all(target_arch = "wasm32", not(feature = "std"), not(test)))]
-#[panic_handler]
-fn panic(_: &::core::panic::PanicInfo<'_>) -> ! {
-    ::core::arch::wasm32::unreachable()
-}

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 use superset_job_guard::core::cancel::CancelCheck;
 use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
 use superset_job_guard::core::clock::ManualClock;
-use superset_job_guard::core::json::{self, ToJson};
-use superset_job_guard::core::model::{is_reserved_id, is_valid_id, JobMetadata, JobRecord};
+use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
+use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::random::SequenceRandom;
 use superset_job_guard::core::response::Outcome;
@@ -36,21 +36,20 @@ trait Peek {
 
 impl Peek for Shared {
     fn put(&self, key: &str, value: &str) {
-        self.clone().set(key, value).unwrap();
+        self.set_text(key, value);
     }
     fn all_keys(&self) -> Vec<String> {
         self.keys().unwrap()
     }
     fn marker(&self) -> Option<Session> {
-        let text = self.get(SESSION_KEY).unwrap()?;
-        Session::from_stored(&text)
+        Session::from_stored(&self.text(SESSION_KEY)?)
     }
 
     /// The oracle, written independently of the library: is `rec` owned by the stored
     /// session marker? Same user (strings, or both null) and, when the marker has a channel,
     /// the same channel.
     fn marker_owns(&self, rec: &JobRecord) -> bool {
-        let Some(text) = self.get(SESSION_KEY).unwrap() else {
+        let Some(text) = self.text(SESSION_KEY) else {
             return false;
         };
         let Ok(marker) = serde_json::from_str::<Value>(&text) else {
@@ -77,11 +76,6 @@ impl Peek for Shared {
 }
 
 // ---- strategies ----
-
-/// A serde_json value (what the tests build) as the crate's own JSON value.
-fn core(value: Value) -> json::Value {
-    json::parse(&value.to_string()).expect("serde_json writes JSON the crate reads")
-}
 
 fn user() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -245,7 +239,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Login(u, c) => {
-                    if let Ok(s) = Session::from_login(&core(json!({"userId": u, "channelId": c}))) {
+                    if let Ok(s) = Session::from_login(json!({"userId": u, "channelId": c})) {
                         store.login(s).unwrap();
                     }
                 }
@@ -256,7 +250,7 @@ proptest! {
                     prop_assert!(left.is_empty(), "after logout: {left:?}");
                 }
                 Op::Record(j, u, c, s) => {
-                    if let Ok(m) = JobMetadata::from_json(&core(meta(&j, &u, &c, s))) {
+                    if let Ok(m) = JobMetadata::read(meta(&j, &u, &c, s)) {
                         if let Ok(rec) = store.record_job(m) {
                             prop_assert!(shared.marker_owns(&rec));
                             prop_assert_eq!(store.job(&rec.job_id).map(|r| r.job_id), Some(rec.job_id));
@@ -264,7 +258,7 @@ proptest! {
                     }
                 }
                 Op::Event(j, u, c, s) => {
-                    if let Ok(m) = JobMetadata::from_json(&core(meta(&j, &u, &c, s))) {
+                    if let Ok(m) = JobMetadata::read(meta(&j, &u, &c, s)) {
                         if let Ok(Some(rec)) = store.apply_event(m) {
                             prop_assert!(shared.marker_owns(&rec));
                         }
@@ -338,16 +332,15 @@ proptest! {
     #[test]
     fn parsers_never_panic_and_only_accept_valid_values(value in any_json(), text in ".{0,64}") {
         let value_text = value.to_string();
-        let value = core(value);
-        if let Ok(m) = JobMetadata::from_json(&value) {
+        if let Ok(m) = JobMetadata::read(&value) {
             prop_assert!(is_valid_id(&m.job_id) && !is_reserved_id(&m.job_id));
             prop_assert!(is_valid_id(&m.channel_id));
         }
         let _ = Session::from_login(&value);
-        let _ = GuardOptions::from_json(&value);
+        let _ = GuardOptions::read(&value);
         for input in [value_text, text.clone()] {
             if let Some(rec) = JobRecord::from_stored(&input) {
-                let again = rec.to_stored().unwrap();
+                let again = rec.to_stored();
                 prop_assert_eq!(JobRecord::from_stored(&again), Some(rec));
             }
             let _ = Session::from_stored(&input);
@@ -355,28 +348,22 @@ proptest! {
         let _ = parse_retry_after(&text, T0);
     }
 
-    /// The crate's own JSON reader agrees with serde_json: what serde_json writes reads back
-    /// as the same value, and what the crate writes serde_json reads as the original.
+    /// Whatever metadata is accepted becomes a record that is stored in the v1 format (the
+    /// fields in order) and reads back as the same record.
     #[test]
-    fn the_json_reader_and_writer_agree_with_serde_json(value in any_json()) {
-        let text = value.to_string();
-        let ours = json::parse(&text);
-        prop_assert!(ours.is_some(), "refused {}", text);
-        let written = ours.map(|v| v.to_json()).unwrap_or_default();
-        let back: Value = serde_json::from_str(&written).unwrap();
-        prop_assert_eq!(back, value);
-    }
-
-    /// On text close to JSON, whatever serde_json accepts the crate's reader accepts, as the
-    /// same value.
-    #[test]
-    fn the_json_reader_accepts_what_serde_json_accepts(text in r#"[\[\]{}:,"a-c0-9.eE+\- \\u]{0,24}"#) {
-        if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            let ours = json::parse(&text);
-            prop_assert!(ours.is_some(), "refused {:?}", text);
-            let back: Value = serde_json::from_str(&ours.map(|v| v.to_json()).unwrap_or_default()).unwrap();
-            prop_assert_eq!(back, value);
-        }
+    fn accepted_metadata_is_stored_in_the_v1_format_and_reads_back(
+        j in job_id(), u in user(), c in channel(), s in status(), at in 0u64..9_007_199_254_740_991,
+    ) {
+        let Ok(m) = JobMetadata::read(meta(&j, &u, &c, s)) else { return Ok(()) };
+        let rec = JobRecord::new(m, at, at);
+        let text = rec.to_stored();
+        let fields: Vec<String> = serde_json::from_str::<Map<String, Value>>(&text).unwrap()
+            .keys().cloned().collect();
+        prop_assert_eq!(fields, ["channel_id", "created_at", "errors", "job_id", "result_url",
+            "status", "updated_at", "user_id"]);
+        prop_assert!(text.starts_with(r#"{"channel_id":"#), "{}", text);
+        prop_assert!(text.ends_with(&format!(r#","created_at":{at},"updated_at":{at}}}"#)), "{}", text);
+        prop_assert_eq!(JobRecord::from_stored(&text), Some(rec));
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Every parser the guard runs on untrusted input: stored records and session markers (any
-//! string from localStorage), job metadata and events (any JSON from the server or the app),
-//! the options and login objects, and Retry-After headers. None may panic; what one accepts
-//! must be valid and must round-trip.
+//! string from localStorage, read as gloo-storage reads it: serde_json), job metadata and
+//! events, the options and login objects (any JSON, through the same serde readers the JS
+//! boundary uses), and Retry-After headers. None may panic; what one accepts must be valid and
+//! must round-trip.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use superset_job_guard::core::json::{self, ToJson};
-use superset_job_guard::core::model::{is_reserved_id, is_valid_id, JobMetadata, JobRecord};
+use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
+use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
 use superset_job_guard::core::session::Session;
@@ -17,22 +18,23 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some(record) = JobRecord::from_stored(text) {
         assert!(is_valid_id(&record.job_id) && !is_reserved_id(&record.job_id));
-        let again = record.to_stored().expect("an accepted record fits again");
+        let again = record.to_stored();
         assert_eq!(JobRecord::from_stored(&again), Some(record));
     }
     if let Some(session) = Session::from_stored(text) {
         let again = session.to_stored();
         assert_eq!(Session::from_stored(&again), Some(session));
     }
-    if let Some(value) = json::parse(text) {
-        assert_eq!(json::parse(&value.to_json()).as_ref(), Some(&value), "round trip");
-        if let Ok(meta) = JobMetadata::from_json(&value) {
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        if let Ok(meta) = JobMetadata::read(&value) {
             assert!(is_valid_id(&meta.job_id) && !is_reserved_id(&meta.job_id));
             assert!(is_valid_id(&meta.channel_id));
         }
         let _ = Session::from_login(&value);
-        let _ = GuardOptions::from_json(&value);
+        let _ = GuardOptions::read(&value);
     }
+    let mut json = serde_json::Deserializer::from_str(text);
+    let _ = JobMetadata::read(&mut json);
     let _ = parse_retry_after(text, 1_700_000_000_000);
     let _ = parse_http_date(text);
 });

@@ -4,16 +4,14 @@
 //! `403 Not authorized to cancel this job`. The guard decides the same question locally, from
 //! the record the job's creator left, so such a request is never sent.
 
-use super::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
+use serde::{Serialize, Serializer};
 
-use super::json::{ObjectWriter, ToJson};
 use super::model::JobRecord;
 use super::session::Session;
 
 /// Why a cancel is refused before any request is sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CancelRefusal {
     /// Nobody is signed in.
     NoSession,
@@ -61,19 +59,31 @@ impl CancelCheck {
 
 /// Written as the JS discriminated union
 /// `{ allowed: true, job } | { allowed: false, reason, message }`.
-impl ToJson for CancelCheck {
-    fn write_json(&self, out: &mut String) {
-        match self {
-            CancelCheck::Allowed(job) => ObjectWriter::new(out)
-                .field("allowed", &true)
-                .field("job", job)
-                .end(),
-            CancelCheck::Refused { reason, message } => ObjectWriter::new(out)
-                .field("allowed", &false)
-                .field("reason", reason.as_str())
-                .field("message", message)
-                .end(),
+/// `{ allowed: true, job }` or `{ allowed: false, reason, message }`.
+impl Serialize for CancelCheck {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(untagged)]
+        enum Wire<'a> {
+            Allowed {
+                allowed: bool,
+                job: &'a JobRecord,
+            },
+            Refused {
+                allowed: bool,
+                reason: CancelRefusal,
+                message: &'a str,
+            },
         }
+        match self {
+            CancelCheck::Allowed(job) => Wire::Allowed { allowed: true, job },
+            CancelCheck::Refused { reason, message } => Wire::Refused {
+                allowed: false,
+                reason: *reason,
+                message,
+            },
+        }
+        .serialize(serializer)
     }
 }
 
@@ -89,33 +99,26 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
     let Some(record) = record else {
         return refuse(
             CancelRefusal::UnknownJob,
-            cat(&[
-                "Unknown job ",
-                job_id,
-                ": it was not started in this session, or its record expired",
-            ]),
+            format!(
+                "Unknown job {job_id}: it was not started in this session, or its record expired"
+            ),
         );
     };
     if !session.owns_record(&record) {
         return refuse(
             CancelRefusal::NotJobOwner,
-            cat(&[
-                "Not job owner: job ",
-                job_id,
-                " was started by another user or in another session, so it cannot be cancelled here",
-            ]),
+            format!(
+                "Not job owner: job {job_id} was started by another user or in another session, so it cannot be cancelled here"
+            ),
         );
     }
     if record.status.is_terminal() {
         return refuse(
             CancelRefusal::AlreadyFinished,
-            cat(&[
-                "Job ",
-                job_id,
-                " has already finished (",
-                record.status.as_str(),
-                ")",
-            ]),
+            format!(
+                "Job {job_id} has already finished ({})",
+                record.status.as_str()
+            ),
         );
     }
     CancelCheck::Allowed(record)
@@ -123,7 +126,6 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
 
 #[cfg(test)]
 mod tests {
-    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::model::JobStatus;
@@ -213,11 +215,11 @@ mod tests {
             Some(record(Some("1"), "c", JobStatus::Pending)),
             "job-1",
         );
-        let v: serde_json::Value = serde_json::from_str(&allowed.to_json()).unwrap();
+        let v: serde_json::Value = serde_json::to_value(&allowed).unwrap();
         assert_eq!(v["allowed"], true);
         assert_eq!(v["job"]["job_id"], "job-1");
         let refused = decide(Some(&s), None, "job-1");
-        let v: serde_json::Value = serde_json::from_str(&refused.to_json()).unwrap();
+        let v: serde_json::Value = serde_json::to_value(&refused).unwrap();
         assert_eq!(v["allowed"], false);
         assert_eq!(v["reason"], "unknown_job");
         assert!(v["message"].as_str().unwrap().contains("job-1"));

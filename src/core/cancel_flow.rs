@@ -2,17 +2,16 @@
 //! the outcome the app is given. The browser shell only sends requests and waits; every
 //! decision is made here, natively testable with an injected clock and random source.
 
-use alloc::borrow::ToOwned;
-use alloc::string::String;
-
 use super::cancel::{CancelCheck, CancelRefusal};
-use super::json::{ObjectWriter, ToJson};
+use serde::Serialize;
+
 use super::random::Random;
 use super::response::{classify, network_failure, Classification, Outcome};
 use super::retry::RetryPolicy;
 
 /// The result of `cancel`, ready to show: it never rejects.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CancelOutcome {
     pub outcome: Outcome,
     pub job_id: String,
@@ -22,26 +21,11 @@ pub struct CancelOutcome {
     /// Requests sent; 0 when decided locally.
     pub attempts: u32,
     /// Why a local refusal refused (not set for `not_job_owner`, which says it all).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<CancelRefusal>,
 }
 
 /// `{ outcome, jobId, message, retryable, httpStatus, attempts, reason? }`.
-impl ToJson for CancelOutcome {
-    fn write_json(&self, out: &mut String) {
-        let mut w = ObjectWriter::new(out);
-        w.field("outcome", &self.outcome)
-            .field("jobId", &self.job_id)
-            .field("message", &self.message)
-            .field("retryable", &self.retryable)
-            .field("httpStatus", &self.http_status)
-            .field("attempts", &self.attempts);
-        if let Some(reason) = self.reason {
-            w.field("reason", reason.as_str());
-        }
-        w.end();
-    }
-}
-
 /// What one answer to a cancel request was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -158,7 +142,6 @@ impl CancelFlow {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_prelude::*;
 
     use super::*;
     use crate::core::random::SequenceRandom;
@@ -294,11 +277,11 @@ mod tests {
         let out = flow.refusal(&unknown).unwrap();
         assert_eq!(out.outcome, Outcome::Refused);
         assert_eq!(out.reason, Some(CancelRefusal::UnknownJob));
-        let v: serde_json::Value = serde_json::from_str(&out.to_json()).unwrap();
+        let v: serde_json::Value = serde_json::to_value(&out).unwrap();
         assert_eq!(v["reason"], "unknown_job");
         assert_eq!(v["jobId"], "j");
         assert_eq!(v["httpStatus"], serde_json::Value::Null);
-        let aborted: serde_json::Value = serde_json::from_str(&flow.aborted().to_json()).unwrap();
+        let aborted: serde_json::Value = serde_json::to_value(flow.aborted()).unwrap();
         assert_eq!(aborted["outcome"], "aborted");
         assert!(aborted.get("reason").is_none());
     }

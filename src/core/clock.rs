@@ -1,7 +1,7 @@
 //! Time, injected: the browser shell reads `Date.now()`, tests set the hands themselves.
 
-use ::core::cell::Cell;
-use alloc::rc::Rc;
+use std::cell::Cell;
+use std::rc::Rc;
 
 /// Milliseconds since the Unix epoch.
 pub trait Clock {

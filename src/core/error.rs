@@ -3,11 +3,7 @@
 //! Both are plain values. The browser shell converts a [`GuardError`] into a JS `Error` once, at
 //! the boundary (`web/error.rs`), carrying [`GuardError::code`] as its `code`.
 
-use super::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
-
-use ::core::fmt;
+use std::fmt;
 
 /// What kind of storage failure happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +12,8 @@ pub enum StorageErrorKind {
     Unavailable,
     /// A write was refused because the storage is full (`QuotaExceededError`).
     QuotaExceeded,
+    /// A value is there, but it is not what was asked for (not JSON, or the wrong shape).
+    Unreadable,
     /// Anything else the storage reported.
     Other,
 }
@@ -43,9 +41,10 @@ impl StorageError {
         let what = match self.kind {
             StorageErrorKind::Unavailable => "storage unavailable",
             StorageErrorKind::QuotaExceeded => "storage full",
+            StorageErrorKind::Unreadable => "unreadable value",
             StorageErrorKind::Other => "storage failed",
         };
-        cat(&[what, ": ", &self.message])
+        format!("{what}: {}", self.message)
     }
 }
 
@@ -55,7 +54,7 @@ impl fmt::Display for StorageError {
     }
 }
 
-impl ::core::error::Error for StorageError {}
+impl std::error::Error for StorageError {}
 
 /// Why a guard operation refused to do what it was asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,16 +91,14 @@ impl GuardError {
     /// The message the JS `Error` carries (built without `core::fmt`; `Display` says the same).
     pub fn message(&self) -> String {
         match self {
-            GuardError::InvalidOptions(m) => cat(&["Invalid options: ", m]),
-            GuardError::InvalidSession(m) => cat(&["Invalid session: ", m]),
-            GuardError::InvalidJob(m) => cat(&["Invalid job: ", m]),
+            GuardError::InvalidOptions(m) => format!("Invalid options: {m}"),
+            GuardError::InvalidSession(m) => format!("Invalid session: {m}"),
+            GuardError::InvalidJob(m) => format!("Invalid job: {m}"),
             GuardError::NoSession => "No session: call login() before recording jobs".to_owned(),
-            GuardError::NotJobOwner { job_id } => cat(&[
-                "Not job owner: job ",
-                job_id,
-                " belongs to another user than this session's",
-            ]),
-            GuardError::Internal(m) => cat(&["Internal error: ", m]),
+            GuardError::NotJobOwner { job_id } => {
+                format!("Not job owner: job {job_id} belongs to another user than this session's")
+            }
+            GuardError::Internal(m) => format!("Internal error: {m}"),
         }
     }
 }
@@ -112,11 +109,10 @@ impl fmt::Display for GuardError {
     }
 }
 
-impl ::core::error::Error for GuardError {}
+impl std::error::Error for GuardError {}
 
 #[cfg(test)]
 mod tests {
-    use crate::test_prelude::*;
 
     use super::*;
 

@@ -1,21 +1,25 @@
 //! Storage that keeps working when the browser's does not: a primary [`KeyValue`] (the page's
 //! `localStorage`) with a memory layer beside it.
 //!
-//! - Reads never fail: a throwing read is an absent value.
+//! - Reads never fail: a throwing read is an absent value (a value that is there but not
+//!   readable is reported as such, for the store to remove and count).
 //! - A write the primary refuses is kept in memory (this tab only) and reported, so no job is
 //!   lost; the store first tries to make room (see `JobStore`).
 //! - A removal the primary refuses is remembered (a tombstone), so the value reads as absent in
 //!   this tab even though the browser kept it.
 
-use alloc::string::String;
-use alloc::vec::Vec;
+use std::collections::BTreeSet;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
 
 use super::error::{StorageError, StorageErrorKind};
-use super::json::{ObjectWriter, ToJson};
 use super::storage::{KeyValue, MemoryStorage};
 
 /// Where the guard's data lives, as `guard.storage` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum StorageMode {
     /// `localStorage`, shared by the origin's tabs.
     Local,
@@ -25,49 +29,34 @@ pub enum StorageMode {
     Degraded,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `{ kind, reason }`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StorageStatus {
     pub kind: StorageMode,
+    /// Why the data is not (only) in localStorage; `null` when it is, or memory was asked for.
     pub reason: Option<String>,
-}
-
-impl StorageMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StorageMode::Local => "local",
-            StorageMode::Memory => "memory",
-            StorageMode::Degraded => "degraded",
-        }
-    }
-}
-
-impl ToJson for StorageStatus {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("kind", self.kind.as_str())
-            .field("reason", &self.reason)
-            .end();
-    }
 }
 
 pub struct FallbackStorage<S> {
     primary: S,
-    /// `Some(reason)` when the primary is itself memory (by choice, `None` reason, or fallback).
+    /// `Some` when the data lives in memory only (the primary is then a `MemoryStorage` or
+    /// unused), with the reason if it was not chosen.
     memory_only: Option<Option<String>>,
+    /// Values the primary refused, kept for this tab.
     overlay: MemoryStorage,
-    /// Keys whose removal the primary refused, as keys of a memory storage (values unused).
-    tombstones: MemoryStorage,
+    /// Keys the primary refused to remove: absent here.
+    tombstones: BTreeSet<String>,
     last_error: Option<StorageError>,
 }
 
 impl<S: KeyValue> FallbackStorage<S> {
-    /// Over `localStorage` (or any shared storage).
+    /// Over storage shared with other tabs.
     pub fn shared(primary: S) -> Self {
         Self {
             primary,
             memory_only: None,
             overlay: MemoryStorage::new(),
-            tombstones: MemoryStorage::new(),
+            tombstones: BTreeSet::new(),
             last_error: None,
         }
     }
@@ -101,18 +90,23 @@ impl<S: KeyValue> FallbackStorage<S> {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<String> {
+    /// The value under `key`; a read that fails is an absent value, a value that is not a
+    /// `T` an `Unreadable` error.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
         if self.tombstones.contains(key) {
-            return None;
+            return Ok(None);
         }
-        if let Ok(Some(v)) = self.overlay.get(key) {
-            return Some(v);
+        if self.overlay.contains(key) {
+            return self.overlay.get(key);
         }
-        self.primary.get(key).ok().flatten()
+        match self.primary.get(key) {
+            Err(e) if e.kind != StorageErrorKind::Unreadable => Ok(None),
+            read => read,
+        }
     }
 
-    /// Every key, from the primary (none if it cannot list them) and from memory, each once,
-    /// in no particular order.
+    /// Every key: the primary's (less tombstones) and the memory layer's. A failing listing
+    /// is an empty one.
     pub fn keys(&self) -> Vec<String> {
         let mut keys = self.primary.keys().unwrap_or_default();
         keys.retain(|k| !self.tombstones.contains(k) && !self.overlay.contains(k));
@@ -120,20 +114,23 @@ impl<S: KeyValue> FallbackStorage<S> {
         keys
     }
 
-    /// An upper bound on how many keys there are (memory's may repeat the primary's), found
-    /// cheaply; `None` when the primary cannot count.
+    /// At least as many keys as there are (one call for localStorage), if it can be had.
     pub fn key_count_bound(&self) -> Option<usize> {
-        let memory = self.overlay.keys().map_or(0, |k| k.len());
+        let memory = self.overlay.count().unwrap_or(0);
         self.primary.count().ok().map(|n| n + memory)
     }
 
-    /// Writes to the primary only; the caller decides what to do when it refuses. A write
-    /// that succeeds also moves what memory holds back to the primary, where it can.
-    pub fn try_set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+    /// Writes to the primary. On success the memory layer hands back what it kept; on failure
+    /// the error is returned (and remembered for `status`).
+    pub fn try_set<T: Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StorageError> {
         match self.primary.set(key, value) {
             Ok(()) => {
                 let _ = self.overlay.remove(key);
-                let _ = self.tombstones.remove(key);
+                self.tombstones.remove(key);
                 self.heal();
                 Ok(())
             }
@@ -144,11 +141,10 @@ impl<S: KeyValue> FallbackStorage<S> {
         }
     }
 
-    /// The primary takes writes again: hand it what memory kept, and retry refused removals.
-    /// Stops at the first refusal; both sets are small.
+    /// Storage takes writes again: hand back what memory kept, retry refused removals.
     fn heal(&mut self) {
         for key in self.overlay.keys().unwrap_or_default() {
-            let Ok(Some(value)) = self.overlay.get(&key) else {
+            let Ok(Some(value)) = self.overlay.get::<Value>(&key) else {
                 continue;
             };
             if self.primary.set(&key, &value).is_err() {
@@ -160,39 +156,43 @@ impl<S: KeyValue> FallbackStorage<S> {
             if self.primary.remove(&key).is_err() {
                 return;
             }
-            let _ = self.tombstones.remove(&key);
+            self.tombstones.remove(&key);
         }
     }
 
-    /// Keys whose removal the primary refused (they read as absent here).
+    /// Keys whose removal the primary refused.
     pub fn tombstones(&self) -> Vec<String> {
-        self.tombstones.keys().unwrap_or_default()
+        self.tombstones.iter().cloned().collect()
     }
 
-    /// Keeps a value the primary refused, in this tab's memory.
-    pub fn keep_in_memory(&mut self, key: &str, value: &str) {
+    /// Keeps `value` in this tab's memory: the primary refused it.
+    pub fn keep_in_memory<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
         let _ = self.overlay.set(key, value);
-        let _ = self.tombstones.remove(key);
+        self.tombstones.remove(key);
     }
 
-    /// Removes `key` everywhere. Never fails: a removal the primary refuses becomes a tombstone.
+    /// Removes `key`. If the primary refuses, the key reads as absent here from now on.
     pub fn remove(&mut self, key: &str) {
         let _ = self.overlay.remove(key);
         match self.primary.remove(key) {
             Ok(()) => {
-                let _ = self.tombstones.remove(key);
+                self.tombstones.remove(key);
             }
             Err(e) => {
-                // Only worth remembering if the primary still has it.
-                if self.primary.get(key).ok().flatten().is_some() {
-                    let _ = self.tombstones.set(key, "");
+                if self.primary.get::<Value>(key).is_ok_and(|v| v.is_some())
+                    || self
+                        .primary
+                        .keys()
+                        .is_ok_and(|k| k.iter().any(|k| k == key))
+                {
+                    self.tombstones.insert(key.to_owned());
                 }
                 self.last_error = Some(e);
             }
         }
     }
 
-    /// Forgets this tab's memory layer (another tab signed out: what was kept here is stale).
+    /// Drops what memory kept under `prefix`: another tab signed out or switched user.
     pub fn forget_memory(&mut self, prefix: &str) {
         for key in self.overlay.keys().unwrap_or_default() {
             if key.starts_with(prefix) {
@@ -202,7 +202,7 @@ impl<S: KeyValue> FallbackStorage<S> {
     }
 }
 
-/// Whether a failed write means "full" (worth making room) rather than "refused".
+/// Whether `e` says the storage is full.
 pub fn is_quota(e: &StorageError) -> bool {
     e.kind == StorageErrorKind::QuotaExceeded
 }
@@ -222,13 +222,13 @@ mod tests {
     }
 
     impl KeyValue for Flaky {
-        fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
+        fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
             if self.refuse_reads {
                 return Err(StorageError::new(StorageErrorKind::Other, "read"));
             }
             self.inner.get(key)
         }
-        fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
+        fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
             if self.refuse_writes {
                 return Err(StorageError::new(StorageErrorKind::QuotaExceeded, "full"));
             }
@@ -251,39 +251,39 @@ mod tests {
     #[test]
     fn refused_writes_are_kept_in_memory_and_reported() {
         let mut s = FallbackStorage::shared(Flaky::default());
-        s.try_set("a", "1").unwrap();
+        s.try_set("a", &1).unwrap();
         assert_eq!(s.status().kind, StorageMode::Local);
         s.primary.refuse_writes = true;
-        let err = s.try_set("b", "2").unwrap_err();
+        let err = s.try_set("b", &2).unwrap_err();
         assert!(is_quota(&err));
-        s.keep_in_memory("b", "2");
-        assert_eq!(s.get("b").as_deref(), Some("2"));
+        s.keep_in_memory("b", &2);
+        assert_eq!(s.get::<u8>("b").unwrap(), Some(2));
         assert_eq!(s.keys(), ["a", "b"]);
         let status = s.status();
         assert_eq!(status.kind, StorageMode::Degraded);
         assert!(status.reason.unwrap().contains("full"));
         // Once the primary accepts the key again, memory lets go of it.
         s.primary.refuse_writes = false;
-        s.try_set("b", "3").unwrap();
-        assert_eq!(s.get("b").as_deref(), Some("3"));
+        s.try_set("b", &3).unwrap();
+        assert_eq!(s.get::<u8>("b").unwrap(), Some(3));
         assert_eq!(s.status().kind, StorageMode::Local);
         // And a write of another key hands memory's values back too.
         s.primary.refuse_writes = true;
-        assert!(s.try_set("c", "4").is_err());
-        s.keep_in_memory("c", "4");
+        assert!(s.try_set("c", &4).is_err());
+        s.keep_in_memory("c", &4);
         s.primary.refuse_writes = false;
-        s.try_set("d", "5").unwrap();
-        assert_eq!(s.primary.inner.get("c").unwrap().as_deref(), Some("4"));
+        s.try_set("d", &5).unwrap();
+        assert_eq!(s.primary.inner.get::<u8>("c").unwrap(), Some(4));
         assert_eq!(s.status().kind, StorageMode::Local);
     }
 
     #[test]
     fn refused_removals_read_as_absent() {
         let mut s = FallbackStorage::shared(Flaky::default());
-        s.try_set("a", "1").unwrap();
+        s.try_set("a", &1).unwrap();
         s.primary.refuse_removals = true;
         s.remove("a");
-        assert_eq!(s.get("a"), None);
+        assert_eq!(s.get::<u8>("a").unwrap(), None);
         assert!(s.keys().is_empty());
         assert_eq!(s.status().kind, StorageMode::Degraded);
         s.remove("never-there");
@@ -293,9 +293,9 @@ mod tests {
     #[test]
     fn refused_reads_are_absent_values() {
         let mut s = FallbackStorage::shared(Flaky::default());
-        s.try_set("a", "1").unwrap();
+        s.try_set("a", &1).unwrap();
         s.primary.refuse_reads = true;
-        assert_eq!(s.get("a"), None);
+        assert_eq!(s.get::<u8>("a").unwrap(), None);
         assert!(s.keys().is_empty());
     }
 
@@ -319,8 +319,8 @@ mod tests {
             refuse_writes: true,
             ..Flaky::default()
         });
-        s.keep_in_memory("ns:v1:job:a", "1");
-        s.keep_in_memory("other", "2");
+        s.keep_in_memory("ns:v1:job:a", &1);
+        s.keep_in_memory("other", &2);
         s.forget_memory("ns:");
         assert_eq!(s.keys(), ["other"]);
     }

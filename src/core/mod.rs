@@ -1,11 +1,13 @@
 //! The pure core: no browser, no wasm-bindgen. Everything here builds and is tested natively.
 //!
-//! - [`model`]: Superset's job metadata, job records, statuses, validation
-//! - [`session`]: user-id normalisation, the session, ownership
+//! - [`ids`]: job, channel and user ids, whole numbers from JS
+//! - [`model`]: Superset's job metadata, job records, statuses (serde types, validated)
+//! - [`session`]: the session, login, ownership
 //! - [`options`]: the guard's options and their validation
-//! - [`storage`]: the [`KeyValue`](storage::KeyValue) trait and [`MemoryStorage`](storage::MemoryStorage)
+//! - [`wire`]: reading a model from any serde deserializer, with messages naming the field
+//! - [`storage`]: the typed [`KeyValue`](storage::KeyValue) trait and
+//!   [`MemoryStorage`](storage::MemoryStorage)
 //! - [`fallback`]: storage that keeps working when the browser's refuses (memory layer)
-//! - [`json`]: a small JSON reader and writer (values cross the boundary and sit in storage as JSON)
 //! - [`stats`]: what the store removed or worked around, by reason
 //! - [`clock`]: injected time
 //! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
@@ -21,7 +23,7 @@ pub mod cancel_flow;
 pub mod clock;
 pub mod error;
 pub mod fallback;
-pub mod json;
+pub mod ids;
 pub mod model;
 pub mod options;
 pub mod random;
@@ -31,4 +33,4 @@ pub mod session;
 pub mod stats;
 pub mod storage;
 pub mod store;
-pub mod text;
+pub mod wire;

@@ -2,23 +2,20 @@
 //!
 //! Metadata is exactly the body of Superset's `202` answer (`build_job_metadata`):
 //! `channel_id`, `job_id`, `user_id`, `status`, `errors`, `result_url`. Events on the async
-//! stream carry the same fields plus an `id`, so both are read by [`JobMetadata::from_json`].
+//! stream carry the same fields plus an `id`, so both are read as [`JobMetadata`]. Both are
+//! deserialised into a wire struct first and validated by `TryFrom`, so a value of these
+//! types is always valid.
 
-use super::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
-use alloc::vec::Vec;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 use super::error::GuardError;
-use super::json::{self, Object, ObjectWriter, ToJson, Value};
-use super::session::{normalize_user_id, MAX_SAFE_INTEGER};
-
-/// Longest job id or channel id accepted. Superset's are 36-character UUIDs and
-/// `guest-` + a hex HMAC; this only keeps absurd values out of storage keys.
-pub const MAX_ID_LEN: usize = 256;
+use super::ids::{is_reserved_id, is_valid_id, timestamp, UserId, MAX_ID_LEN};
+use super::wire::{self, Rules};
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum JobStatus {
     Pending,
     Running,
@@ -28,17 +25,6 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "pending" => Some(JobStatus::Pending),
-            "running" => Some(JobStatus::Running),
-            "done" => Some(JobStatus::Done),
-            "error" => Some(JobStatus::Error),
-            "cancelled" => Some(JobStatus::Cancelled),
-            _ => None,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             JobStatus::Pending => "pending",
@@ -58,41 +44,12 @@ impl JobStatus {
     }
 }
 
-/// Largest stored record: anything bigger in storage is treated as forged or corrupt.
+/// Largest stored record (its JSON): anything bigger is treated as forged or corrupt.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 
-/// Names that mean something on every JS object; never a job id.
-pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
-
-/// Checks an id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with
-/// no control characters.
-pub fn is_valid_id(id: &str) -> bool {
-    !id.is_empty() && char_count(id) <= MAX_ID_LEN && !has_control(id)
-}
-
-/// Whether `s` has a control character (`char::is_control`: U+0000-U+001F, U+007F-U+009F),
-/// found on the bytes: C1 controls are `0xC2 0x80`-`0xC2 0x9F` in UTF-8.
-pub fn has_control(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| {
-        c < 0x20
-            || c == 0x7f
-            || (c == 0xC2 && b.get(i + 1).is_some_and(|n| (0x80..=0x9F).contains(n)))
-    })
-}
-
-/// Characters in `s` (what `s.chars().count()` says, without its vectorised counter: every
-/// byte but a UTF-8 continuation byte starts a character).
-pub fn char_count(s: &str) -> usize {
-    s.bytes().filter(|b| b & 0xC0 != 0x80).count()
-}
-
-pub fn is_reserved_id(id: &str) -> bool {
-    RESERVED_IDS.contains(&id)
-}
-
 /// Validated job metadata, with `user_id` normalised to a string or `None` (guest/anonymous).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "MetadataWire")]
 pub struct JobMetadata {
     pub channel_id: String,
     pub job_id: String,
@@ -102,60 +59,82 @@ pub struct JobMetadata {
     pub result_url: Option<String>,
 }
 
-impl JobMetadata {
-    /// Reads and validates metadata (or an event) from a JSON value. Unknown fields, such as an
-    /// event's `id`, are ignored.
-    pub fn from_json(value: &Value) -> Result<Self, GuardError> {
-        let obj = value
-            .as_object()
-            .ok_or_else(|| invalid("expected an object with Superset's job metadata fields"))?;
-        let job_id = id_field(obj, "job_id")?;
-        if is_reserved_id(&job_id) {
-            return Err(invalid(&cat(&[
-                "`job_id` \"",
-                &job_id,
-                "\" is a reserved name",
-            ])));
-        }
-        let channel_id = id_field(obj, "channel_id")?;
-        let user_id = match obj.get("user_id") {
-            None => {
-                return Err(invalid(
-                    "`user_id` is missing (it is null for guest and anonymous users)",
-                ))
+/// Metadata as it arrives, before validation. Unknown fields, such as an event's `id`, are
+/// ignored.
+#[derive(Deserialize)]
+struct MetadataWire {
+    channel_id: String,
+    job_id: String,
+    user_id: UserId,
+    status: JobStatus,
+    #[serde(default)]
+    errors: Option<Vec<Value>>,
+    #[serde(default)]
+    result_url: Option<String>,
+}
+
+impl TryFrom<MetadataWire> for JobMetadata {
+    type Error = String;
+
+    fn try_from(w: MetadataWire) -> Result<Self, String> {
+        for (name, id) in [("job_id", &w.job_id), ("channel_id", &w.channel_id)] {
+            if !is_valid_id(id) {
+                return Err(id_rule(name));
             }
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&cat(&["`user_id` ", m])))?,
-        };
-        let status = match obj.get("status") {
-            Some(Value::String(s)) => JobStatus::parse(s).ok_or_else(|| {
-                invalid("`status` must be one of pending, running, done, error, cancelled")
-            })?,
-            _ => return Err(invalid("`status` must be a string")),
-        };
-        let errors = match obj.get("errors") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items.clone(),
-            Some(_) => return Err(invalid("`errors` must be an array")),
-        };
-        let result_url = match obj.get("result_url") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err(invalid("`result_url` must be a string or null")),
-        };
+        }
+        if is_reserved_id(&w.job_id) {
+            return Err(format!("`job_id` \"{}\" is a reserved name", w.job_id));
+        }
         Ok(Self {
-            channel_id,
-            job_id,
-            user_id,
-            status,
-            errors,
-            result_url,
+            channel_id: w.channel_id,
+            job_id: w.job_id,
+            user_id: w.user_id.0,
+            status: w.status,
+            errors: w.errors.unwrap_or_default(),
+            result_url: w.result_url,
         })
     }
 }
 
+const METADATA_RULES: Rules = Rules {
+    expected: "expected an object with Superset's job metadata fields",
+    field: metadata_rule,
+};
+
+fn id_rule(name: &str) -> String {
+    format!(
+        "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control characters"
+    )
+}
+
+fn metadata_rule(field: &str) -> Option<String> {
+    Some(match field {
+        "job_id" | "channel_id" => id_rule(field),
+        "user_id" => {
+            "`user_id` must be a non-empty string without control characters, a whole number, \
+             or null (null for guest and anonymous users)"
+                .to_owned()
+        }
+        "status" => "`status` must be one of pending, running, done, error, cancelled".to_owned(),
+        "errors" => "`errors` must be an array".to_owned(),
+        "result_url" => "`result_url` must be a string or null".to_owned(),
+        _ => return None,
+    })
+}
+
+impl JobMetadata {
+    /// Reads and validates metadata (or an event) from any deserializer: a JS value, a
+    /// `serde_json::Value`, JSON text.
+    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
+        wire::read(value, &METADATA_RULES).map_err(GuardError::InvalidJob)
+    }
+}
+
 /// What the guard stores for one job: the metadata plus when it was recorded and last updated
-/// (milliseconds since the epoch). Written with Superset's snake_case field names.
-#[derive(Clone, Debug, PartialEq)]
+/// (milliseconds since the epoch). Written with Superset's snake_case field names, in this
+/// order (the `v1` format).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RecordWire")]
 pub struct JobRecord {
     pub channel_id: String,
     pub job_id: String,
@@ -165,6 +144,39 @@ pub struct JobRecord {
     pub result_url: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
+}
+
+/// A stored record as read, before validation.
+#[derive(Deserialize)]
+struct RecordWire {
+    channel_id: String,
+    job_id: String,
+    user_id: UserId,
+    status: JobStatus,
+    #[serde(default)]
+    errors: Option<Vec<Value>>,
+    #[serde(default)]
+    result_url: Option<String>,
+    #[serde(deserialize_with = "timestamp")]
+    created_at: u64,
+    #[serde(deserialize_with = "timestamp")]
+    updated_at: u64,
+}
+
+impl TryFrom<RecordWire> for JobRecord {
+    type Error = String;
+
+    fn try_from(w: RecordWire) -> Result<Self, String> {
+        let meta = JobMetadata::try_from(MetadataWire {
+            channel_id: w.channel_id,
+            job_id: w.job_id,
+            user_id: w.user_id,
+            status: w.status,
+            errors: w.errors,
+            result_url: w.result_url,
+        })?;
+        Ok(Self::new(meta, w.created_at, w.updated_at))
+    }
 }
 
 impl JobRecord {
@@ -181,110 +193,81 @@ impl JobRecord {
         }
     }
 
-    /// Reads a stored record. Anything that is not a complete, valid record is `None`: the store
-    /// treats it as absent and removes it.
+    /// Reads a record from its stored text as the store does; anything that is not a
+    /// complete, valid record whose JSON fits in [`MAX_RECORD_BYTES`] is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        if text.len() > MAX_RECORD_BYTES {
-            return None;
-        }
-        let value = json::parse(text)?;
-        let meta = JobMetadata::from_json(&value).ok()?;
-        let created_at = timestamp(value.get("created_at")?)?;
-        let updated_at = timestamp(value.get("updated_at")?)?;
-        Some(Self::new(meta, created_at, updated_at))
+        serde_json::from_str::<Self>(text).ok().filter(Self::fits)
     }
 
-    /// The JSON text kept in storage; a record over [`MAX_RECORD_BYTES`] is refused.
-    pub fn to_stored(&self) -> Result<String, GuardError> {
-        let text = self.to_json();
-        if text.len() > MAX_RECORD_BYTES {
-            return Err(GuardError::InvalidJob(cat(&[
-                "the job record would take ",
-                &json::u64_text(text.len() as u64),
-                " bytes, more than the ",
-                &json::u64_text(MAX_RECORD_BYTES as u64),
-                " allowed (is `errors` huge?)",
-            ])));
-        }
-        Ok(text)
+    /// The stored text (what gloo-storage writes for it).
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// The stored text, keeping only as many `errors` (from the first) as fit: for server
-    /// events, whose status must not be lost to an oversized error list. One pass.
-    pub fn to_stored_fitting(&mut self) -> Result<String, GuardError> {
-        if let Ok(text) = self.to_stored() {
-            return Ok(text);
+    /// How many bytes the record's JSON takes, counted without building it.
+    pub fn stored_len(&self) -> usize {
+        json_len(self)
+    }
+
+    /// Whether the record's JSON fits in [`MAX_RECORD_BYTES`].
+    pub fn fits(&self) -> bool {
+        self.stored_len() <= MAX_RECORD_BYTES
+    }
+
+    /// Refuses a record whose JSON would not fit (`invalid_job`).
+    pub fn check_fits(&self) -> Result<(), GuardError> {
+        let len = self.stored_len();
+        if len > MAX_RECORD_BYTES {
+            return Err(GuardError::InvalidJob(format!(
+                "the job record would take {len} bytes, more than the {MAX_RECORD_BYTES} allowed (is `errors` huge?)"
+            )));
         }
-        let errors = ::core::mem::take(&mut self.errors);
-        let base = self.to_stored()?.len();
-        let mut budget = MAX_RECORD_BYTES.saturating_sub(base);
+        Ok(())
+    }
+
+    /// Keeps only as many `errors` (from the first) as fit: for server events, whose status
+    /// must not be lost to an oversized error list.
+    pub fn trim_to_fit(&mut self) -> Result<(), GuardError> {
+        if self.fits() {
+            return Ok(());
+        }
+        let errors = std::mem::take(&mut self.errors);
+        let mut budget = MAX_RECORD_BYTES.saturating_sub(self.stored_len());
         for error in errors {
-            let len = error.to_json().len() + 1;
+            let len = json_len(&error) + 1;
             if len > budget {
                 break;
             }
             budget -= len;
             self.errors.push(error);
         }
-        self.to_stored()
+        self.check_fits()
     }
 }
 
-impl ToJson for JobStatus {
-    fn write_json(&self, out: &mut String) {
-        self.as_str().write_json(out);
+/// The length of `value`'s JSON, counted by a writer that keeps nothing.
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-}
-
-impl ToJson for JobRecord {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("channel_id", &self.channel_id)
-            .field("job_id", &self.job_id)
-            .field("user_id", &self.user_id)
-            .field("status", &self.status)
-            .field("errors", &self.errors)
-            .field("result_url", &self.result_url)
-            .field("created_at", &self.created_at)
-            .field("updated_at", &self.updated_at)
-            .end();
-    }
-}
-
-/// A stored timestamp: whole, non-negative milliseconds. Written as `1700000000000` by this
-/// crate; a JS writer may write `1700000000000.0` or `1.7e12`, which is the same time.
-fn timestamp(value: &Value) -> Option<u64> {
-    let n = value.as_number()?;
-    if n.is_negative() {
-        return None;
-    }
-    let ms = n.exact_magnitude(0)?;
-    (n.is_integer_text() || ms <= MAX_SAFE_INTEGER).then_some(ms)
-}
-
-fn invalid(message: &str) -> GuardError {
-    GuardError::InvalidJob(message.to_owned())
-}
-
-fn id_field(obj: &Object, name: &str) -> Result<String, GuardError> {
-    match obj.get(name) {
-        Some(Value::String(s)) if is_valid_id(s) => Ok(s.clone()),
-        _ => Err(invalid(&cat(&[
-            "`",
-            name,
-            "` must be a non-empty string of at most ",
-            &json::u64_text(MAX_ID_LEN as u64),
-            " characters without control characters",
-        ]))),
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::test_prelude::*;
-
     use super::*;
-    use crate::core::json::testing::json;
+    use serde_json::json;
 
     fn superset_202() -> Value {
         // The exact body from the contract file (build_job_metadata).
@@ -296,22 +279,13 @@ mod tests {
                "result_url": null})
     }
 
-    #[test]
-    fn control_characters_are_found_on_the_bytes_as_char_is_control_says() {
-        for c in (0..0x3000u32)
-            .chain(0xFFF0..0x10000)
-            .chain([0x1F600, 0x10FFFF])
-        {
-            let Some(c) = char::from_u32(c) else { continue };
-            let s = format!("a{c}b");
-            assert_eq!(has_control(&s), c.is_control(), "U+{:04X}", c as u32);
-            assert_eq!(char_count(&s), s.chars().count());
-        }
+    fn read(v: &Value) -> Result<JobMetadata, GuardError> {
+        JobMetadata::read(v)
     }
 
     #[test]
     fn reads_supersets_202_body() {
-        let meta = JobMetadata::from_json(&superset_202()).unwrap();
+        let meta = read(&superset_202()).unwrap();
         assert_eq!(meta.job_id, "10a0bd9a-03c8-4737-9345-f4234ba86512");
         assert_eq!(meta.channel_id, "1095c1c9-b6b1-444d-aa83-8e323b32831f");
         assert_eq!(meta.user_id.as_deref(), Some("1"));
@@ -325,35 +299,27 @@ mod tests {
         let ev = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
                         "errors": [{"message": "Error: relation 'foo' does not exist"}],
                         "result_url": null, "id": "1607477697866-0"});
-        let meta = JobMetadata::from_json(&ev).unwrap();
+        let meta = read(&ev).unwrap();
         assert_eq!(meta.status, JobStatus::Error);
         assert_eq!(meta.errors.len(), 1);
     }
 
     #[test]
     fn numeric_and_null_user_ids_are_normalised() {
-        let with_user = |user: &str| {
-            json::parse(&superset_202().to_json().replace(r#""user_id":"1""#, user)).unwrap()
+        let with_user = |user: Value| {
+            let mut v = superset_202();
+            v["user_id"] = user;
+            read(&v).unwrap().user_id
         };
-        assert_eq!(
-            JobMetadata::from_json(&with_user(r#""user_id":7"#))
-                .unwrap()
-                .user_id
-                .as_deref(),
-            Some("7")
-        );
-        assert_eq!(
-            JobMetadata::from_json(&with_user(r#""user_id":null"#))
-                .unwrap()
-                .user_id,
-            None
-        );
+        assert_eq!(with_user(json!(7)).as_deref(), Some("7"));
+        assert_eq!(with_user(json!(7.0)).as_deref(), Some("7"));
+        assert_eq!(with_user(json!(null)), None);
     }
 
     #[test]
     fn errors_and_result_url_may_be_absent() {
         let v = json!({"channel_id": "c", "job_id": "j", "user_id": null, "status": "running"});
-        let meta = JobMetadata::from_json(&v).unwrap();
+        let meta = read(&v).unwrap();
         assert!(meta.errors.is_empty());
         assert_eq!(meta.result_url, None);
     }
@@ -413,52 +379,80 @@ mod tests {
             ),
         ];
         for (value, field) in cases {
-            let err = JobMetadata::from_json(&value).unwrap_err();
+            let err = read(&value).unwrap_err();
             assert_eq!(err.code(), "invalid_job", "{value}");
             assert!(err.to_string().contains(field), "{value}: {err}");
         }
         let long = "x".repeat(MAX_ID_LEN + 1);
         let v = json!({"channel_id": "c", "job_id": long, "user_id": "1", "status": "pending"});
-        assert!(JobMetadata::from_json(&v).is_err());
+        assert!(read(&v).is_err());
+    }
+
+    #[test]
+    fn a_wrong_type_and_a_wrong_value_get_the_same_message() {
+        let wrong_type =
+            json!({"channel_id": "c", "job_id": 5, "user_id": "1", "status": "pending"});
+        let wrong_value =
+            json!({"channel_id": "c", "job_id": "", "user_id": "1", "status": "pending"});
+        assert_eq!(
+            read(&wrong_type).unwrap_err().to_string(),
+            read(&wrong_value).unwrap_err().to_string()
+        );
     }
 
     #[test]
     fn terminal_statuses() {
-        let terminal: Vec<_> = ["pending", "running", "done", "error", "cancelled"]
+        let all = [
+            JobStatus::Pending,
+            JobStatus::Running,
+            JobStatus::Done,
+            JobStatus::Error,
+            JobStatus::Cancelled,
+        ];
+        let terminal: Vec<_> = all
             .iter()
-            .map(|s| JobStatus::parse(s).unwrap())
             .filter(|s| s.is_terminal())
-            .map(JobStatus::as_str)
+            .map(|s| s.as_str())
             .collect();
         assert_eq!(terminal, ["done", "error", "cancelled"]);
+        for s in all {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+        }
     }
 
     #[test]
-    fn records_round_trip_through_storage_text() {
-        let meta = JobMetadata::from_json(&superset_202()).unwrap();
+    fn records_round_trip_through_storage_text_in_the_v1_format() {
+        let meta = read(&superset_202()).unwrap();
         let rec = JobRecord::new(meta, 10, 20);
-        let text = rec.to_stored().unwrap();
-        assert!(text.contains("\"job_id\":\"10a0bd9a-03c8-4737-9345-f4234ba86512\""));
-        assert!(text.contains("\"created_at\":10"));
+        let text = rec.to_stored();
+        assert_eq!(
+            text,
+            r#"{"channel_id":"1095c1c9-b6b1-444d-aa83-8e323b32831f","job_id":"10a0bd9a-03c8-4737-9345-f4234ba86512","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":10,"updated_at":20}"#
+        );
+        assert_eq!(rec.stored_len(), text.len());
         assert_eq!(JobRecord::from_stored(&text), Some(rec));
     }
 
     #[test]
     fn reserved_and_oversized_records_are_refused() {
-        for id in RESERVED_IDS {
+        for id in super::super::ids::RESERVED_IDS {
             let v = json!({"channel_id": "c", "job_id": id, "user_id": "1", "status": "pending"});
-            assert!(JobMetadata::from_json(&v).is_err(), "{id}");
+            assert!(read(&v).is_err(), "{id}");
         }
-        let big = vec![serde_json::json!({"message": "x".repeat(1000)}); 20];
+        let big = vec![json!({"message": "x".repeat(1000)}); 20];
         let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error", "errors": big});
-        let mut rec = JobRecord::new(JobMetadata::from_json(&v).unwrap(), 1, 1);
-        assert_eq!(rec.to_stored().unwrap_err().code(), "invalid_job");
-        let text = rec.to_stored_fitting().unwrap();
-        assert!(text.len() <= MAX_RECORD_BYTES);
+        let mut rec = JobRecord::new(read(&v).unwrap(), 1, 1);
+        assert_eq!(rec.check_fits().unwrap_err().code(), "invalid_job");
+        rec.trim_to_fit().unwrap();
+        assert!(rec.to_stored().len() <= MAX_RECORD_BYTES);
         assert!(!rec.errors.is_empty() && rec.errors.len() < 20);
-        let padded = format!("{text}{}", " ".repeat(MAX_RECORD_BYTES));
+        // The size is the record's own JSON, as the guard writes it: whitespace around it in
+        // storage does not count, errors added to it do.
+        let padded = format!("{}{}", rec.to_stored(), " ".repeat(MAX_RECORD_BYTES));
+        assert_eq!(JobRecord::from_stored(&padded), Some(rec.clone()));
+        rec.errors.push(json!("x".repeat(MAX_RECORD_BYTES)));
         assert_eq!(
-            JobRecord::from_stored(&padded),
+            JobRecord::from_stored(&rec.to_stored()),
             None,
             "oversized in storage"
         );
@@ -486,6 +480,7 @@ mod tests {
             r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null}"#,
             r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":-1,"updated_at":2}"#,
             r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"nope","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            r#"{"channel_id":"c","job_id":"__proto__","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
         ] {
             assert_eq!(JobRecord::from_stored(text), None, "{text}");
         }

@@ -9,14 +9,11 @@
 //! | 408, 429, 500, 502, 503, 504, network error | `failed`, retryable | yes |
 //! | anything else | `failed`, not retryable | no |
 
-use super::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
-
-use super::json::{u64_text, ObjectWriter, ToJson};
+use serde::Serialize;
 
 /// How a cancel ended, as the app sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Cancelled,
     NotJobOwner,
@@ -43,27 +40,11 @@ impl Outcome {
 
 /// The meaning of one HTTP status: the outcome, a message to show a person, and whether a
 /// later attempt could succeed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Classification {
     pub outcome: Outcome,
     pub message: String,
     pub retryable: bool,
-}
-
-impl ToJson for Outcome {
-    fn write_json(&self, out: &mut String) {
-        self.as_str().write_json(out);
-    }
-}
-
-impl ToJson for Classification {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("outcome", &self.outcome)
-            .field("message", &self.message)
-            .field("retryable", &self.retryable)
-            .end();
-    }
 }
 
 /// The statuses worth another attempt: the server or something in front of it was busy.
@@ -95,20 +76,14 @@ pub fn classify(status: u16) -> Classification {
         ),
         s if is_transient(s) => (
             Outcome::Failed,
-            cat(&[
-                "The server could not cancel the job right now (HTTP ",
-                &u64_text(u64::from(s)),
-                "); try again in a moment",
-            ]),
+            format!(
+                "The server could not cancel the job right now (HTTP {s}); try again in a moment"
+            ),
             true,
         ),
         s => (
             Outcome::Failed,
-            cat(&[
-                "The server refused to cancel the job (HTTP ",
-                &u64_text(u64::from(s)),
-                ")",
-            ]),
+            format!("The server refused to cancel the job (HTTP {s})"),
             false,
         ),
     };

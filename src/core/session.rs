@@ -4,107 +4,105 @@
 //! login session's user; the record it checks was written with the `channel_id` and `user_id`
 //! of the job's creator. The guard mirrors that check before any request leaves the page.
 
-use super::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
+use std::collections::BTreeMap;
+
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
-use super::json::{self, ObjectWriter, ToJson, Value};
-use super::model::{is_valid_id, JobRecord, MAX_ID_LEN};
-
-/// Largest integer a JS number holds exactly (2^53 - 1).
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
-
-/// Normalises a user id as Superset sends it: a string stays as it is, an integer becomes its
-/// decimal string (the registry stores ints, the API sends strings), `null` means a guest or
-/// anonymous user. Anything else is an error message.
-pub fn normalize_user_id(value: &Value) -> Result<Option<String>, &'static str> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(s) if is_valid_id(s) => Ok(Some(s.clone())),
-        Value::String(_) => {
-            Err("must be a non-empty string without control characters, a whole number, or null")
-        }
-        Value::Number(n) => {
-            // An integer as written (within 64 bits), or a whole number a JS number holds
-            // exactly: JS numbers may arrive as `7.0` or `7e0`, which are the user 7.
-            let whole = n
-                .exact_magnitude(0)
-                .filter(|m| *m <= MAX_SAFE_INTEGER || n.is_integer_text())
-                .filter(|m| !n.is_negative() || *m <= 1 << 63)
-                .ok_or("must be a whole number when it is a number")?;
-            let digits = json::u64_text(whole);
-            Ok(Some(if n.is_negative() {
-                cat(&["-", &digits])
-            } else {
-                digits
-            }))
-        }
-        _ => Err("must be a string, a whole number, or null"),
-    }
-}
+use super::ids::{is_valid_id, UserId, MAX_ID_LEN};
+use super::model::JobRecord;
+use super::wire::{self, Rules};
 
 /// The signed-in session: a user (`None` for guests and anonymous users) and, once known, the
-/// async channel the server minted for it. Stored as the session marker.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// async channel the server minted for it. Stored as the session marker,
+/// `{"user_id": ..., "channel_id": ...}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "MarkerWire")]
 pub struct Session {
     pub user_id: Option<String>,
     pub channel_id: Option<String>,
 }
 
+/// The stored marker as read: both fields must be there (`null` allowed).
+#[derive(Deserialize)]
+struct MarkerWire {
+    user_id: UserId,
+    // Required, though it may be null (serde would read a missing `Option` as `None`).
+    #[serde(deserialize_with = "Option::deserialize")]
+    channel_id: Option<String>,
+}
+
+impl TryFrom<MarkerWire> for Session {
+    type Error = String;
+
+    fn try_from(w: MarkerWire) -> Result<Self, String> {
+        Session::new(w.user_id, w.channel_id)
+    }
+}
+
+/// What the app passes to `login`: `{ userId, channelId? }`. Other keys are collected to be
+/// refused (serde-wasm-bindgen reads only a JS object's known fields, so
+/// `deny_unknown_fields` would not see them).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoginWire {
+    user_id: UserId,
+    #[serde(default)]
+    channel_id: Option<String>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, IgnoredAny>,
+}
+
+const LOGIN_RULES: Rules = Rules {
+    expected: "expected an object { userId, channelId? } (userId null for guests)",
+    field: login_rule,
+};
+
+fn channel_rule() -> String {
+    format!("`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters")
+}
+
+fn login_rule(field: &str) -> Option<String> {
+    Some(match field {
+        "userId" => "`userId` must be a non-empty string without control characters, a whole \
+                     number, or null (null for guests)"
+            .to_owned(),
+        "channelId" => channel_rule(),
+        _ => return None,
+    })
+}
+
 impl Session {
-    /// Reads what the app passes to `login`: `{ userId, channelId? }`.
-    pub fn from_login(value: &Value) -> Result<Self, GuardError> {
-        let obj = value.as_object().ok_or_else(|| {
-            invalid("expected an object { userId, channelId? } (userId null for guests)")
-        })?;
-        if let Some(key) = obj.unknown_key(&["userId", "channelId"]) {
-            return Err(invalid(&cat(&[
-                "unknown field `",
-                key,
-                "` (expected userId and optionally channelId)",
-            ])));
+    fn new(user_id: UserId, channel_id: Option<String>) -> Result<Self, String> {
+        if channel_id.as_deref().is_some_and(|c| !is_valid_id(c)) {
+            return Err(channel_rule());
         }
-        let user_id = match obj.get("userId") {
-            None => return Err(invalid("`userId` is required (null for guests)")),
-            Some(v) => normalize_user_id(v).map_err(|m| invalid(&cat(&["`userId` ", m])))?,
-        };
-        let channel_id = match obj.get("channelId") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if is_valid_id(s) => Some(s.clone()),
-            Some(_) => {
-                return Err(invalid(&cat(&[
-                    "`channelId` must be null or a non-empty string of at most ",
-                    &json::u64_text(MAX_ID_LEN as u64),
-                    " characters",
-                ])))
-            }
-        };
         Ok(Self {
-            user_id,
+            user_id: user_id.0,
             channel_id,
         })
     }
 
-    /// Reads the stored session marker; anything malformed is `None`.
+    /// Reads what the app passes to `login`: `{ userId, channelId? }`.
+    pub fn from_login<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
+        let w: LoginWire = wire::read(value, &LOGIN_RULES).map_err(GuardError::InvalidSession)?;
+        if let Some(key) = w.unknown.keys().next() {
+            return Err(GuardError::InvalidSession(format!(
+                "unknown field `{key}` (expected userId and optionally channelId)"
+            )));
+        }
+        Self::new(w.user_id, w.channel_id).map_err(GuardError::InvalidSession)
+    }
+
+    /// Reads a stored session marker's text; anything malformed is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        let value = json::parse(text)?;
-        let obj = value.as_object()?;
-        let user_id = normalize_user_id(obj.get("user_id")?).ok()?;
-        let channel_id = match obj.get("channel_id")? {
-            Value::Null => None,
-            Value::String(s) if is_valid_id(s) => Some(s.clone()),
-            _ => return None,
-        };
-        Some(Self {
-            user_id,
-            channel_id,
-        })
+        serde_json::from_str(text).ok()
     }
 
-    /// The JSON text kept as the session marker.
+    /// The session marker's text (what gloo-storage writes for it).
     pub fn to_stored(&self) -> String {
-        self.to_json()
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     /// Whether a job created by `user_id` on `channel_id` is this session's: the same user and,
@@ -122,25 +120,27 @@ impl Session {
     }
 }
 
-impl ToJson for Session {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("user_id", &self.user_id)
-            .field("channel_id", &self.channel_id)
-            .end();
-    }
+/// The session as `guard.session` shows it: `{ userId, channelId }`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo<'a> {
+    pub user_id: &'a Option<String>,
+    pub channel_id: &'a Option<String>,
 }
 
-fn invalid(message: &str) -> GuardError {
-    GuardError::InvalidSession(message.to_owned())
+impl Session {
+    pub fn info(&self) -> SessionInfo<'_> {
+        SessionInfo {
+            user_id: &self.user_id,
+            channel_id: &self.channel_id,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::test_prelude::*;
-
     use super::*;
-    use crate::core::json::testing::json;
+    use serde_json::{json, Value};
 
     fn session(user: Option<&str>, channel: Option<&str>) -> Session {
         Session {
@@ -149,49 +149,40 @@ mod tests {
         }
     }
 
-    #[test]
-    fn user_ids_compare_as_strings() {
-        assert_eq!(normalize_user_id(&json!(1)), Ok(Some("1".into())));
-        assert_eq!(normalize_user_id(&json!("1")), Ok(Some("1".into())));
-        assert_eq!(normalize_user_id(&json!(7.0)), Ok(Some("7".into())));
-        assert_eq!(normalize_user_id(&json!(-3)), Ok(Some("-3".into())));
-        assert_eq!(normalize_user_id(&Value::Null), Ok(None));
-        assert!(normalize_user_id(&json!(1.5)).is_err());
-        assert!(normalize_user_id(&json!(1e300)).is_err());
-        assert!(normalize_user_id(&json!("")).is_err());
-        assert!(normalize_user_id(&json!(true)).is_err());
-        assert!(normalize_user_id(&json!({"id": 1})).is_err());
+    fn login(v: &Value) -> Result<Session, GuardError> {
+        Session::from_login(v)
     }
 
     #[test]
     fn login_reads_user_and_optional_channel() {
         assert_eq!(
-            Session::from_login(&json!({"userId": 7})).unwrap(),
+            login(&json!({"userId": 7})).unwrap(),
             session(Some("7"), None)
         );
         assert_eq!(
-            Session::from_login(&json!({"userId": null, "channelId": "guest-ab"})).unwrap(),
+            login(&json!({"userId": null, "channelId": "guest-ab"})).unwrap(),
             session(None, Some("guest-ab"))
         );
         assert_eq!(
-            Session::from_login(&json!({"userId": "1", "channelId": null})).unwrap(),
+            login(&json!({"userId": "1", "channelId": null})).unwrap(),
             session(Some("1"), None)
         );
     }
 
     #[test]
     fn login_rejects_bad_sessions() {
-        for v in [
-            json!(null),
-            json!("1"),
-            json!({}),
-            json!({"userId": 1.25}),
-            json!({"userId": "1", "channelId": 3}),
-            json!({"userId": "1", "channelId": ""}),
-            json!({"userId": "1", "channelid": "c"}),
+        for (v, field) in [
+            (json!(null), "object"),
+            (json!("1"), "object"),
+            (json!({}), "userId"),
+            (json!({"userId": 1.25}), "userId"),
+            (json!({"userId": "1", "channelId": 3}), "channelId"),
+            (json!({"userId": "1", "channelId": ""}), "channelId"),
+            (json!({"userId": "1", "channelid": "c"}), "channelid"),
         ] {
-            let err = Session::from_login(&v).unwrap_err();
+            let err = login(&v).unwrap_err();
             assert_eq!(err.code(), "invalid_session", "{v}");
+            assert!(err.to_string().contains(field), "{v}: {err}");
         }
     }
 
@@ -221,6 +212,11 @@ mod tests {
             let text = s.to_stored();
             assert_eq!(Session::from_stored(&text), Some(s));
         }
+        assert_eq!(
+            session(Some("1"), None).to_stored(),
+            r#"{"user_id":"1","channel_id":null}"#,
+            "the v1 marker"
+        );
         for text in [
             "",
             "[]",
@@ -228,6 +224,7 @@ mod tests {
             r#"{"user_id":"1"}"#,
             r#"{"user_id":false,"channel_id":null}"#,
             r#"{"user_id":"1","channel_id":5}"#,
+            r#"{"user_id":"1","channel_id":""}"#,
         ] {
             assert_eq!(Session::from_stored(text), None, "{text}");
         }

@@ -1,11 +1,10 @@
 //! What the store had to clean up or work around, by reason: `guard.stats()`.
 
-use alloc::string::String;
-
-use super::json::{ObjectWriter, ToJson};
+use serde::Serialize;
 
 /// Stored values removed, by why.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Removed {
     /// Not JSON, wrong types, missing fields.
     pub unreadable: u32,
@@ -27,34 +26,10 @@ pub struct Removed {
     pub evicted_over_limit: u32,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StoreStats {
     pub removed: Removed,
     /// Writes the storage refused that were kept in this tab's memory instead.
     pub kept_in_memory: u32,
-}
-
-impl ToJson for Removed {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("unreadable", &self.unreadable)
-            .field("oversized", &self.oversized)
-            .field("reservedId", &self.reserved_id)
-            .field("keyMismatch", &self.key_mismatch)
-            .field("expired", &self.expired)
-            .field("foreignOwner", &self.foreign_owner)
-            .field("invalidSession", &self.invalid_session)
-            .field("evictedForSpace", &self.evicted_for_space)
-            .field("evictedOverLimit", &self.evicted_over_limit)
-            .end();
-    }
-}
-
-impl ToJson for StoreStats {
-    fn write_json(&self, out: &mut String) {
-        ObjectWriter::new(out)
-            .field("removed", &self.removed)
-            .field("keptInMemory", &self.kept_in_memory)
-            .end();
-    }
 }

@@ -1,59 +1,52 @@
-//! The small key-value storage the job store is written against, and an in-memory one.
+//! The storage the core works over: a typed key-value trait shaped like gloo-storage's
+//! `Storage` (values are serde types kept as JSON text), and [`MemoryStorage`], the same in
+//! memory.
 //!
-//! The browser shell implements [`KeyValue`] on `localStorage`; tests and the `"memory"`
-//! storage option use [`MemoryStorage`]. Every method returns errors as values: a backend must
-//! never panic.
+//! The browser shell implements [`KeyValue`] on gloo-storage over `localStorage`; tests and the
+//! memory mode use [`MemoryStorage`]. Failures are values ([`StorageError`]), never panics.
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec::Vec;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
 
-use ::core::cell::RefCell;
-use alloc::rc::Rc;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-use super::error::StorageError;
+use super::error::{StorageError, StorageErrorKind};
 
-/// String keys to string values, like the Web Storage API.
+/// A key-value storage of JSON values, such as the page's `localStorage`.
 pub trait KeyValue {
-    /// The value under `key`, or `None` when there is none.
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError>;
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError>;
-    /// Removes `key`; removing a missing key is not an error.
+    /// The value under `key`: `Ok(None)` if there is none, an `Unreadable` error if what is
+    /// there is not a `T`.
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError>;
+    /// Writes `value` as JSON under `key`.
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError>;
     fn remove(&mut self, key: &str) -> Result<(), StorageError>;
-    /// Every key currently stored, in no particular order.
+    /// Every key, in the storage's order.
     fn keys(&self) -> Result<Vec<String>, StorageError>;
-
-    /// How many keys are stored (all of them, not only the guard's). Backends where counting
-    /// is cheaper than listing (`localStorage.length`) override it.
+    /// How many keys there are (one call for `localStorage`, where listing is one per key).
     fn count(&self) -> Result<usize, StorageError> {
         self.keys().map(|k| k.len())
     }
 }
 
-impl<T: KeyValue + ?Sized> KeyValue for Box<T> {
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        (**self).get(key)
-    }
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-        (**self).set(key, value)
-    }
-    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        (**self).remove(key)
-    }
-    fn keys(&self) -> Result<Vec<String>, StorageError> {
-        (**self).keys()
-    }
-    fn count(&self) -> Result<usize, StorageError> {
-        (**self).count()
-    }
+/// The JSON text of `value`, as gloo-storage writes it.
+pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, StorageError> {
+    serde_json::to_string(value)
+        .map_err(|e| StorageError::new(StorageErrorKind::Other, e.to_string()))
 }
 
-/// Storage that lives as long as the value does: one page, one guard. Entries are kept sorted
-/// by key in a `Vec` (a B-tree would add ~20 KB to the wasm module).
+/// `text` read as a `T`, as gloo-storage reads it.
+pub fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StorageError> {
+    serde_json::from_str(text)
+        .map_err(|e| StorageError::new(StorageErrorKind::Unreadable, e.to_string()))
+}
+
+/// Storage in memory, keys in order: the memory mode, the memory layer beside a refusing
+/// `localStorage`, and the tests' stand-in for `localStorage`.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStorage {
-    entries: Vec<(String, String)>,
+    entries: BTreeMap<String, String>,
 }
 
 impl MemoryStorage {
@@ -66,50 +59,43 @@ impl MemoryStorage {
     }
 
     pub fn contains(&self, key: &str) -> bool {
-        self.find(key).is_ok()
+        self.entries.contains_key(key)
     }
 
-    fn find(&self, key: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    /// The stored text under `key` (what `localStorage.getItem` would give).
+    pub fn text(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(String::as_str)
+    }
+
+    /// Puts raw text under `key`, as other code in the page could.
+    pub fn set_text(&mut self, key: &str, text: &str) {
+        self.entries.insert(key.to_owned(), text.to_owned());
     }
 }
 
 impl KeyValue for MemoryStorage {
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        let found = self.find(key).ok().and_then(|i| self.entries.get(i));
-        Ok(found.map(|(_, v)| v.clone()))
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.text(key).map(from_json).transpose()
     }
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-        match self.find(key) {
-            Ok(i) => {
-                if let Some(entry) = self.entries.get_mut(i) {
-                    entry.1 = value.to_owned();
-                }
-            }
-            Err(i) => self.entries.insert(i, (key.to_owned(), value.to_owned())),
-        }
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        let text = to_json(value)?;
+        self.entries.insert(key.to_owned(), text);
         Ok(())
     }
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        if let Ok(i) = self.find(key) {
-            self.entries.remove(i);
-        }
+        self.entries.remove(key);
         Ok(())
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
-        let mut keys = Vec::with_capacity(self.entries.len());
-        for (k, _) in &self.entries {
-            keys.push(k.clone());
-        }
-        Ok(keys)
+        Ok(self.entries.keys().cloned().collect())
     }
     fn count(&self) -> Result<usize, StorageError> {
         Ok(self.entries.len())
     }
 }
 
-/// One [`MemoryStorage`] seen through several handles: the tabs of one origin, in tests (of
-/// this crate or of an app's own code). Clones share the entries.
+/// One [`MemoryStorage`] seen by several stores, as the tabs of one origin see one
+/// `localStorage`.
 #[derive(Clone, Debug, Default)]
 pub struct SharedMemory(Rc<RefCell<MemoryStorage>>);
 
@@ -117,51 +103,62 @@ impl SharedMemory {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The stored text under `key`.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.0.try_borrow().ok()?.text(key).map(str::to_owned)
+    }
+
+    /// Puts raw text under `key`, as other code in the page could.
+    pub fn set_text(&self, key: &str, text: &str) {
+        if let Ok(mut s) = self.0.try_borrow_mut() {
+            s.set_text(key, text);
+        }
+    }
 }
 
 impl KeyValue for SharedMemory {
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        self.0.try_borrow().map_or(Ok(None), |s| s.get(key))
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.0.try_borrow().map_err(|_| busy())?.get(key)
     }
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-        match self.0.try_borrow_mut() {
-            Ok(mut s) => s.set(key, value),
-            Err(_) => Err(busy()),
-        }
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)
     }
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        match self.0.try_borrow_mut() {
-            Ok(mut s) => s.remove(key),
-            Err(_) => Err(busy()),
-        }
+        self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
-        self.0
-            .try_borrow()
-            .map_or_else(|_| Err(busy()), |s| s.keys())
+        self.0.try_borrow().map_err(|_| busy())?.keys()
     }
 }
 
 fn busy() -> StorageError {
-    StorageError::new(super::error::StorageErrorKind::Other, "storage in use")
+    StorageError::new(StorageErrorKind::Other, "storage in use")
 }
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     #[test]
-    fn memory_storage_behaves_like_web_storage() {
+    fn memory_storage_behaves_like_web_storage_with_gloos_format() {
         let mut s = MemoryStorage::new();
-        assert_eq!(s.get("a").unwrap(), None);
-        s.set("a", "1").unwrap();
-        s.set("b", "2").unwrap();
-        s.set("a", "3").unwrap();
-        assert_eq!(s.get("a").unwrap().as_deref(), Some("3"));
+        assert_eq!(s.get::<u32>("a").unwrap(), None);
+        s.set("a", &1).unwrap();
+        s.set("b", "two").unwrap();
+        s.set("a", &3).unwrap();
+        assert_eq!(s.get::<u32>("a").unwrap(), Some(3));
+        assert_eq!(
+            s.text("b"),
+            Some("\"two\""),
+            "JSON text, as gloo-storage writes"
+        );
         assert_eq!(s.keys().unwrap(), ["a", "b"]);
+        let err = s.get::<u32>("b").unwrap_err();
+        assert_eq!(err.kind, StorageErrorKind::Unreadable);
         s.remove("a").unwrap();
         s.remove("a").unwrap();
         assert_eq!(s.keys().unwrap(), ["b"]);
+        assert_eq!(s.count().unwrap(), 1);
     }
 }

@@ -1,55 +1,35 @@
-//! The cancel request over `fetch`: send, wait, retry, as the core's [`CancelFlow`] decides.
+//! The cancel request over `fetch`: check, send, wait, retry, as the core's [`CancelFlow`]
+//! decides, as one async Rust function (wasm-bindgen-futures turns it into the promise
+//! `cancel()` returns).
 //!
-//! The waiting is done by `cancel.js`, a small loop that calls `fetch` and `setTimeout` and
-//! asks [`Run::step`] what to do after each event; every decision is made here (and in the
-//! core). Driving the loop from JS instead of with Rust futures keeps an async runtime out of
-//! the module (4.4 KiB gzipped less, measured when it was made).
-//!
-//! No borrow of the guard is held while JS code runs, so the app may call the guard (even
-//! `logout()`) while a cancel is in flight. Aborting uses the platform's own objects (an
-//! `AbortController` per cancel, aborted by the app's signal or by `logout()`), so nothing is
-//! left behind when a cancel ends.
+//! No borrow of the guard is held across an `await`, so the app may call the guard (even
+//! `logout()`) while a cancel is in flight. Aborting uses the platform's own objects: each
+//! cancel has an `AbortController` whose signal goes to `fetch` and ends a wait, aborted by the
+//! app's signal or by `logout()`.
 
-use alloc::string::String;
-
-use ::core::cell::RefCell;
-use alloc::rc::Rc;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::{AbortController, AbortSignal};
 
+use super::boundary::to_js;
 use super::clock::DateClock;
-use super::guard::Inner;
 use super::random::MathRandom;
+use super::state::Inner;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
-use crate::core::json::ToJson;
 
-#[wasm_bindgen(module = "/src/web/cancel.js")]
+#[wasm_bindgen]
 extern "C" {
-    /// Runs the loop: `step(NO_ANSWER, undefined, aborted)` first, then sends when `step`
-    /// returns [`SEND`], waits when it returns a number of milliseconds, and resolves with
-    /// anything else (the outcome). Never rejects.
-    #[wasm_bindgen(js_name = driveCancel)]
-    fn drive_cancel(
-        step: JsValue,
-        fetch: Option<Function>,
-        url: &str,
-        init: &Object,
-        app_signal: Option<AbortSignal>,
-        logout_signal: Option<AbortSignal>,
-    ) -> Promise;
+    /// The global `setTimeout` (absent outside pages and workers: then nothing waits).
+    #[wasm_bindgen(catch, js_name = setTimeout)]
+    fn set_timeout(callback: &Function, ms: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue) -> Result<(), JsValue>;
 }
-
-/// What `step` returns to make `cancel.js` send the request.
-const SEND: f64 = -1.0;
-/// The status `cancel.js` reports for a request that got no answer (it threw, rejected, or
-/// resolved to something without an integer status in 0..=999).
-const NETWORK_ERROR: f64 = -1.0;
-/// The status `cancel.js` reports when there is no answer to give: at the start and after a
-/// wait.
-const NO_ANSWER: f64 = -2.0;
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
 pub fn start(
@@ -57,133 +37,209 @@ pub fn start(
     job_id: String,
     app_signal: Option<AbortSignal>,
 ) -> Promise {
-    let Ok(mut guard) = inner.try_borrow_mut() else {
-        // Only reachable if JS re-entered the guard from inside a guard call.
-        return resolved(&CancelFlow::new(&job_id, Default::default()).aborted());
-    };
-    let flow = CancelFlow::new(&job_id, guard.options.retry);
-    if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
-        return resolved(&refused);
-    }
-    let url = guard.options.cancel_url_for(&job_id);
-    let init = request_init(&guard.options.headers);
-    let fetch = guard.fetch.clone();
-    let logout_signal = guard.logout_signal();
-    drop(guard);
-
-    let mut run = Run {
-        inner: Rc::clone(inner),
-        job_id,
-        flow,
-    };
-    let step = Closure::<dyn FnMut(f64, Option<String>, bool) -> JsValue>::new(
-        move |status: f64, retry_after: Option<String>, aborted: bool| match run.step(
-            status,
-            retry_after,
-            aborted,
-        ) {
-            Next::Send => JsValue::from_f64(SEND),
-            Next::Wait(ms) => JsValue::from_f64(ms as f64),
-            Next::Finish(outcome) => outcome_js(&outcome),
-        },
-    );
-    // JS owns the closure from here; it is freed when the loop lets go of it.
-    drive_cancel(
-        step.into_js_value(),
-        fetch,
-        &url,
-        &init,
-        app_signal,
-        logout_signal,
-    )
+    let inner = Rc::clone(inner);
+    future_to_promise(async move {
+        let outcome = run(inner, job_id, app_signal).await;
+        // A CancelOutcome always converts; the error would be resolved rather than thrown.
+        Ok(to_js(&outcome).unwrap_or_else(|e| e))
+    })
 }
 
-/// One cancel in flight: the flow and what it needs to re-check and settle.
-struct Run {
+/// One cancel, from the local check to its outcome.
+async fn run(
     inner: Rc<RefCell<Inner>>,
     job_id: String,
-    flow: CancelFlow,
-}
-
-/// What the loop does next.
-enum Next {
-    Send,
-    Wait(u64),
-    Finish(CancelOutcome),
-}
-
-impl Run {
-    /// The next move, given what just happened: `status` is [`NO_ANSWER`] at the start and
-    /// after a wait, [`NETWORK_ERROR`] or the HTTP status after a request; `aborted` says
-    /// whether the app or `logout()` aborted this cancel.
-    fn step(&mut self, status: f64, retry_after: Option<String>, aborted: bool) -> Next {
-        let next = if status == NO_ANSWER {
-            self.before_send(aborted)
-        } else {
-            let answer = if status == NETWORK_ERROR {
-                Answer::NetworkError
-            } else {
-                Answer::Status {
-                    status: status as u16,
-                    retry_after,
-                }
-            };
-            // An answer from the server stands even if an abort came while it travelled.
-            if answer == Answer::NetworkError && aborted {
-                Next::Finish(self.flow.aborted())
-            } else {
-                match self
-                    .flow
-                    .after(&answer, DateClock.now_ms(), &mut MathRandom)
-                {
-                    Step::Finish(outcome) => Next::Finish(outcome),
-                    // An abort during the request ends the cancel rather than a wait.
-                    Step::Wait(_) if aborted => Next::Finish(self.flow.aborted()),
-                    Step::Wait(ms) => Next::Wait(ms),
-                }
-            }
+    app_signal: Option<AbortSignal>,
+) -> CancelOutcome {
+    let (mut flow, request) = {
+        let Ok(mut guard) = inner.try_borrow_mut() else {
+            // Only reachable if JS re-entered the guard from inside a guard call.
+            return CancelFlow::new(&job_id, Default::default()).aborted();
         };
-        if let Next::Finish(outcome) = &next {
-            if let Ok(mut guard) = self.inner.try_borrow_mut() {
-                guard.store.settle_cancel(&self.job_id, outcome.outcome);
-            }
+        let flow = CancelFlow::new(&job_id, guard.options.retry);
+        if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
+            return refused;
         }
-        next
-    }
+        let request = Request {
+            url: guard.options.cancel_url_for(&job_id),
+            init: request_init(&guard.options.headers),
+            fetch: guard.fetch.clone(),
+        };
+        let logout = guard.logout_signal();
+        (flow, Aborts::new(request, app_signal, logout))
+    };
 
-    /// At the start or after a wait: abort, refuse (the session may have changed in this tab
-    /// or another meanwhile), or send.
-    fn before_send(&mut self, aborted: bool) -> Next {
-        if aborted {
-            return Next::Finish(self.flow.aborted());
+    let outcome = loop {
+        if request.aborted() {
+            break flow.aborted();
         }
-        if self.flow.sent() > 0 {
-            let check = match self.inner.try_borrow_mut() {
-                Ok(mut guard) => guard.store.check_cancel(&self.job_id),
-                Err(_) => return Next::Finish(self.flow.aborted()),
+        if flow.sent() > 0 {
+            // The session may have changed meanwhile, in this tab or another.
+            let check = match inner.try_borrow_mut() {
+                Ok(mut guard) => guard.store.check_cancel(&job_id),
+                Err(_) => break flow.aborted(),
             };
-            if let Some(refused) = self.flow.refusal(&check) {
-                return Next::Finish(refused);
+            if let Some(refused) = flow.refusal(&check) {
+                break refused;
             }
         }
-        self.flow.sending();
-        Next::Send
+        flow.sending();
+        let answer = request.send().await;
+        // An answer from the server stands even if an abort came while it travelled.
+        if answer == Answer::NetworkError && request.aborted() {
+            break flow.aborted();
+        }
+        match flow.after(&answer, DateClock.now_ms(), &mut MathRandom) {
+            Step::Finish(outcome) => break outcome,
+            // An abort during the request ends the cancel rather than a wait.
+            Step::Wait(_) if request.aborted() => break flow.aborted(),
+            Step::Wait(ms) => request.sleep(ms).await,
+        }
+    };
+    request.release();
+    if let Ok(mut guard) = inner.try_borrow_mut() {
+        guard.store.settle_cancel(&job_id, outcome.outcome);
+    }
+    outcome
+}
+
+/// What one cancel sends.
+struct Request {
+    url: String,
+    init: Object,
+    fetch: Option<Function>,
+}
+
+/// The request with its abort wiring: the app's signal and logout's abort this cancel's own
+/// controller, whose signal the request and the waits listen to.
+struct Aborts {
+    request: Request,
+    sources: Vec<AbortSignal>,
+    controller: Option<AbortController>,
+    abort: Option<Function>,
+}
+
+impl Aborts {
+    fn new(request: Request, app: Option<AbortSignal>, logout: Option<AbortSignal>) -> Self {
+        let sources: Vec<AbortSignal> = app.into_iter().chain(logout).collect();
+        let controller = AbortController::new().ok();
+        // `controller.abort` bound to the controller: a listener with no Rust behind it.
+        let abort = controller.as_ref().and_then(|c| {
+            Reflect::get(c, &JsValue::from_str("abort"))
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()
+                .map(|f| f.bind0(c))
+        });
+        if let (Some(controller), Some(abort)) = (&controller, &abort) {
+            let _ = Reflect::set(
+                &request.init,
+                &JsValue::from_str("signal"),
+                &controller.signal(),
+            );
+            for source in &sources {
+                let _ = source.add_event_listener_with_callback("abort", abort);
+            }
+        }
+        Self {
+            request,
+            sources,
+            controller,
+            abort,
+        }
+    }
+
+    fn signal(&self) -> Option<AbortSignal> {
+        self.controller.as_ref().map(AbortController::signal)
+    }
+
+    fn aborted(&self) -> bool {
+        self.sources.iter().any(AbortSignal::aborted) || self.signal().is_some_and(|s| s.aborted())
+    }
+
+    /// Removes the listeners this cancel added.
+    fn release(&self) {
+        if let Some(abort) = &self.abort {
+            for source in &self.sources {
+                let _ = source.remove_event_listener_with_callback("abort", abort);
+            }
+        }
+    }
+
+    /// Sends the request once: the status and `Retry-After`, or a network error if `fetch`
+    /// threw, rejected or resolved to something without an integer status in 0..=999.
+    async fn send(&self) -> Answer {
+        let global = js_sys::global();
+        let fetch = self.request.fetch.clone().or_else(|| {
+            Reflect::get(&global, &JsValue::from_str("fetch"))
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()
+        });
+        let Some(fetch) = fetch else {
+            return Answer::NetworkError;
+        };
+        let url = JsValue::from_str(&self.request.url);
+        let Ok(pending) = fetch.call2(&global, &url, &self.request.init) else {
+            return Answer::NetworkError;
+        };
+        let Ok(response) = JsFuture::from(Promise::resolve(&pending)).await else {
+            return Answer::NetworkError;
+        };
+        let status = Reflect::get(&response, &JsValue::from_str("status"))
+            .ok()
+            .and_then(|s| s.as_f64())
+            .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
+        match status {
+            Some(status) => Answer::Status {
+                status: status as u16,
+                retry_after: retry_after(&response),
+            },
+            None => Answer::NetworkError,
+        }
+    }
+
+    /// Waits `ms`, or less if this cancel is aborted first; not at all without timers.
+    async fn sleep(&self, ms: u64) {
+        let signal = self.signal();
+        let mut wake = None;
+        let mut timer = None;
+        let promise = Promise::new(&mut |resolve, _reject| {
+            if let Ok(id) = set_timeout(&resolve, ms as f64) {
+                timer = Some(id);
+                if let Some(signal) = &signal {
+                    let _ = signal.add_event_listener_with_callback("abort", &resolve);
+                }
+            } else {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+            wake = Some(resolve);
+        });
+        let _ = JsFuture::from(promise).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        if let (Some(signal), Some(wake)) = (&signal, &wake) {
+            let _ = signal.remove_event_listener_with_callback("abort", wake);
+        }
     }
 }
 
-/// The outcome as a JS object (the `{ outcome, ... }` the app is given).
-fn outcome_js(outcome: &CancelOutcome) -> JsValue {
-    // The writer's JSON always parses; the error is kept rather than thrown if it did not.
-    js_sys::JSON::parse(&outcome.to_json()).unwrap_or_else(|e| e)
+/// `response.headers.get("Retry-After")`, if there is one to read.
+fn retry_after(response: &JsValue) -> Option<String> {
+    let headers = Reflect::get(response, &JsValue::from_str("headers")).ok()?;
+    let get = Reflect::get(&headers, &JsValue::from_str("get"))
+        .ok()?
+        .dyn_into::<Function>()
+        .ok()?;
+    get.call1(&headers, &JsValue::from_str("Retry-After"))
+        .ok()?
+        .as_string()
 }
 
-fn resolved(outcome: &CancelOutcome) -> Promise {
-    Promise::resolve(&outcome_js(outcome))
-}
-
-/// `{ method: "POST", credentials: "same-origin", headers }`; `cancel.js` adds the signal.
-/// The request carries no identity of its own: Superset reads it from the `async-token`
-/// cookie.
+/// `{ method: "POST", credentials: "same-origin", headers }`; the signal is added per
+/// cancel. The request carries no identity of its own: Superset reads it from the
+/// `async-token` cookie.
 fn request_init(headers: &[(String, String)]) -> Object {
     let init = Object::new();
     let set = |target: &JsValue, key: &str, value: &JsValue| {

@@ -1,76 +1,161 @@
-//! [`KeyValue`] on `window.localStorage`.
+//! `localStorage` through gloo-storage, every failure a value.
 //!
-//! Written on `web_sys::Storage` directly rather than through gloo-storage: every gloo-storage
-//! call goes through `LocalStorage::raw()`, which panics when storage is missing, and its
-//! `delete`/`length` panic on exceptions. Here every failure is a [`StorageError`] value.
+//! gloo-storage's `Storage` trait reads and writes serde types as JSON on the object its
+//! `raw()` hook returns. Its default methods assume that object never throws (`expect_throw`
+//! on `getItem`, `removeItem`, `key` and `length`, `unreachable!` when `setItem` throws a
+//! non-`Error`), and `LocalStorage::raw()` itself throws when there is no storage. A throw out
+//! of wasm would leave the guard unusable, so [`PageStorage::raw`] hands gloo the adapter from
+//! `storage.js` instead: the page's `localStorage` behind methods that do not throw where gloo
+//! does not expect it, and that keep the exception for [`take_failure`]. The adapter is JS
+//! because it must catch exceptions where web-sys calls the methods.
+//!
+//! [`LocalBackend`] is the core's [`KeyValue`] on top of it: typed `get`/`set`, `delete` and
+//! `length` from gloo, keys listed with `raw().key(i)` (gloo's `get_all` would read every
+//! value of the origin).
 
-use crate::core::text::cat;
-use alloc::borrow::ToOwned;
-use alloc::string::String;
-use alloc::vec::Vec;
+use std::cell::RefCell;
 
+use gloo_storage::errors::StorageError as GlooError;
+use gloo_storage::Storage as _;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
-use crate::core::storage::KeyValue;
+use crate::core::storage::{KeyValue, MemoryStorage};
+use crate::core::store::JobStore;
 
-pub struct LocalStorage {
-    raw: web_sys::Storage,
-    /// A key read on every call (the session marker's), kept as a JS string so that reading
-    /// it does not copy the key out of wasm memory each time.
-    pinned: Option<(String, JsValue)>,
-}
+use super::clock::DateClock;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/web/storage.js")]
 extern "C" {
-    /// `Storage`, for the one method web-sys only takes a Rust string for.
-    #[wasm_bindgen(js_name = Storage)]
-    type StorageByJsKey;
+    /// Storage's methods around `target` that do not throw, except `setItem` (only Errors).
+    #[wasm_bindgen(js_name = guardedStorage)]
+    fn guarded_storage(target: &web_sys::Storage) -> web_sys::Storage;
 
-    /// `getItem` with a key that is already a JS string.
-    #[wasm_bindgen(method, catch, js_name = getItem)]
-    fn get_item(this: &StorageByJsKey, key: &JsValue) -> Result<Option<String>, JsValue>;
+    /// What the adapter's last read or removal threw (`undefined` if nothing); cleared.
+    #[wasm_bindgen(js_name = takeFailure)]
+    fn take_failure_of(adapter: &web_sys::Storage) -> JsValue;
 }
 
-impl LocalStorage {
-    /// The `Storage` object itself (never `null`: `open` checked).
-    pub fn storage(&self) -> &web_sys::Storage {
-        &self.raw
-    }
+thread_local! {
+    /// The adapter around this page's `localStorage`, set when a guard opens it.
+    static ADAPTER: RefCell<Option<web_sys::Storage>> = const { RefCell::new(None) };
+}
 
-    /// Keeps `key` as a JS string for the reads to come.
-    pub fn pin_key(&mut self, key: &str) {
-        self.pinned = Some((key.to_owned(), JsValue::from_str(key)));
-    }
+/// The adapter, if a guard opened localStorage.
+fn adapter() -> Option<web_sys::Storage> {
+    ADAPTER.with(|a| a.try_borrow().ok().and_then(|a| a.clone()))
+}
 
+/// gloo-storage's view of this page's `localStorage`, through the adapter.
+pub struct PageStorage;
+
+impl gloo_storage::Storage for PageStorage {
+    fn raw() -> web_sys::Storage {
+        // Only reached through a `LocalBackend`, which exists once `open` set the adapter; the
+        // fallback is an adapter around nothing, whose every read is absent.
+        adapter().unwrap_or_else(|| guarded_storage(JsValue::NULL.unchecked_ref()))
+    }
+}
+
+/// The exception the last read or removal through the adapter threw, if one did.
+fn take_failure() -> Option<StorageError> {
+    let thrown = take_failure_of(&PageStorage::raw());
+    (!thrown.is_undefined()).then(|| storage_error(&thrown, StorageErrorKind::Other))
+}
+
+/// The core's storage on `localStorage`, through gloo-storage.
+pub struct LocalBackend(());
+
+impl LocalBackend {
     /// The page's `localStorage`, or why there is none (no window, access denied, null, or
     /// an empty storage that refuses a write, as Safari's old private mode did). The write
     /// test uses `probe_key` and removes it at once.
     pub fn open(probe_key: &str) -> Result<Self, StorageError> {
-        let window = super::window::window().ok_or_else(|| {
-            StorageError::new(
-                StorageErrorKind::Unavailable,
-                "no window: not a browser page",
-            )
-        })?;
+        let unavailable = |m: &str| StorageError::new(StorageErrorKind::Unavailable, m);
+        let window =
+            web_sys::window().ok_or_else(|| unavailable("no window: not a browser page"))?;
         let raw = match window.local_storage() {
             Ok(Some(raw)) => raw,
-            Ok(None) => {
-                return Err(StorageError::new(
-                    StorageErrorKind::Unavailable,
-                    "window.localStorage is null",
-                ))
-            }
+            Ok(None) => return Err(unavailable("window.localStorage is null")),
             Err(e) => return Err(storage_error(&e, StorageErrorKind::Unavailable)),
         };
+        let adapter = guarded_storage(&raw);
+        ADAPTER.with(|a| {
+            if let Ok(mut a) = a.try_borrow_mut() {
+                *a = Some(adapter);
+            }
+        });
+        let mut backend = Self(());
         // A storage that holds something can be read; if it is merely full, writes degrade
         // one by one. An empty one that refuses a write is unusable.
-        if raw.length().unwrap_or(0) == 0 {
-            raw.set_item(probe_key, "1")
-                .map_err(|e| storage_error(&e, StorageErrorKind::Unavailable))?;
-            let _ = raw.remove_item(probe_key);
+        if backend.count().unwrap_or(0) == 0 {
+            backend.set(probe_key, &1).map_err(|e| StorageError {
+                kind: StorageErrorKind::Unavailable,
+                ..e
+            })?;
+            let _ = backend.remove(probe_key);
         }
-        Ok(Self { raw, pinned: None })
+        Ok(backend)
+    }
+}
+
+impl KeyValue for LocalBackend {
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        match PageStorage::get::<T>(key) {
+            Ok(value) => Ok(Some(value)),
+            Err(GlooError::KeyNotFound(_)) => take_failure().map_or(Ok(None), Err),
+            Err(e) => Err(from_gloo(e)),
+        }
+    }
+
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        PageStorage::set(key, value).map_err(from_gloo)
+    }
+
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        PageStorage::delete(key);
+        take_failure().map_or(Ok(()), Err)
+    }
+
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        let len = self.count()?;
+        let raw = PageStorage::raw();
+        let mut keys = Vec::with_capacity(len);
+        for i in 0..u32::try_from(len).unwrap_or(u32::MAX) {
+            if let Ok(Some(key)) = raw.key(i) {
+                keys.push(key);
+            }
+        }
+        take_failure().map_or(Ok(keys), Err)
+    }
+
+    fn count(&self) -> Result<usize, StorageError> {
+        let len = PageStorage::length();
+        take_failure().map_or(Ok(len as usize), Err)
+    }
+}
+
+fn from_gloo(e: GlooError) -> StorageError {
+    match e {
+        GlooError::SerdeError(e) => StorageError::new(StorageErrorKind::Unreadable, e.to_string()),
+        GlooError::KeyNotFound(key) => {
+            StorageError::new(StorageErrorKind::Other, format!("{key} not found"))
+        }
+        GlooError::JsError(e) => {
+            let kind = error_kind(&e.name, StorageErrorKind::Other);
+            StorageError::new(kind, format!("{}: {}", e.name, e.message))
+        }
+    }
+}
+
+/// Firefox used its own name for the quota error before adopting the standard one.
+fn error_kind(name: &str, otherwise: StorageErrorKind) -> StorageErrorKind {
+    match name {
+        "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => StorageErrorKind::QuotaExceeded,
+        "SecurityError" => StorageErrorKind::Unavailable,
+        _ => otherwise,
     }
 }
 
@@ -82,62 +167,55 @@ fn storage_error(thrown: &JsValue, otherwise: StorageErrorKind) -> StorageError 
             .and_then(|v| v.as_string())
     };
     let name = field("name").unwrap_or_default();
-    let kind = match name.as_str() {
-        // Firefox used its own name for the quota error before adopting the standard one.
-        "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => StorageErrorKind::QuotaExceeded,
-        "SecurityError" => StorageErrorKind::Unavailable,
-        _ => otherwise,
-    };
     let message = field("message")
         .or_else(|| thrown.as_string())
         .unwrap_or_else(|| "localStorage threw".to_owned());
-    let message = if name.is_empty() {
-        message
+    let kind = error_kind(&name, otherwise);
+    if name.is_empty() {
+        StorageError::new(kind, message)
     } else {
-        cat(&[name.as_str(), ": ", &message])
-    };
-    StorageError::new(kind, message)
+        StorageError::new(kind, format!("{name}: {message}"))
+    }
 }
 
-impl KeyValue for LocalStorage {
-    fn get(&self, key: &str) -> Result<Option<String>, StorageError> {
-        match &self.pinned {
-            Some((pinned, js_key)) if pinned == key => {
-                self.raw.unchecked_ref::<StorageByJsKey>().get_item(js_key)
-            }
-            _ => self.raw.get_item(key),
+/// Where a guard keeps its data: localStorage (shared by the origin's tabs) or its own memory.
+pub enum Backend {
+    Local(LocalBackend),
+    Memory(MemoryStorage),
+}
+
+impl KeyValue for Backend {
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        match self {
+            Backend::Local(s) => s.get(key),
+            Backend::Memory(s) => s.get(key),
         }
-        .map_err(|e| storage_error(&e, StorageErrorKind::Other))
     }
-
-    fn set(&mut self, key: &str, value: &str) -> Result<(), StorageError> {
-        self.raw
-            .set_item(key, value)
-            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        match self {
+            Backend::Local(s) => s.set(key, value),
+            Backend::Memory(s) => s.set(key, value),
+        }
     }
-
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        self.raw
-            .remove_item(key)
-            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
-    }
-
-    fn count(&self) -> Result<usize, StorageError> {
-        self.raw
-            .length()
-            .map(|n| n as usize)
-            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
-    }
-
-    fn keys(&self) -> Result<Vec<String>, StorageError> {
-        let err = |e: JsValue| storage_error(&e, StorageErrorKind::Other);
-        let len = self.raw.length().map_err(err)?;
-        let mut keys = Vec::with_capacity(len as usize);
-        for i in 0..len {
-            if let Some(key) = self.raw.key(i).map_err(err)? {
-                keys.push(key);
-            }
+        match self {
+            Backend::Local(s) => s.remove(key),
+            Backend::Memory(s) => s.remove(key),
         }
-        Ok(keys)
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        match self {
+            Backend::Local(s) => s.keys(),
+            Backend::Memory(s) => s.keys(),
+        }
+    }
+    fn count(&self) -> Result<usize, StorageError> {
+        match self {
+            Backend::Local(s) => s.count(),
+            Backend::Memory(s) => s.count(),
+        }
     }
 }
+
+/// The guard's store, in the browser.
+pub type Store = JobStore<Backend, DateClock>;

@@ -2,20 +2,27 @@
 //! the `storage` event (for `localStorage`) and a `BroadcastChannel` (which also reaches tabs
 //! whose storage fell back to memory), and the app hears of them through `onChange`.
 
-use crate::core::text::cat;
-use alloc::string::String;
-use alloc::vec::Vec;
-
-use ::core::cell::RefCell;
-use alloc::rc::{Rc, Weak};
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
 
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::{BroadcastChannel, MessageEvent, StorageEvent};
 
-use super::guard::Inner;
+use super::storage::Store;
 use crate::core::fallback::StorageMode;
 use crate::core::session::Session;
+
+/// What the tabs code needs of the guard it serves: its store and its [`TabSync`]. (A trait,
+/// so that this module does not depend on the guard's state, which holds a `TabSync`.)
+pub trait TabHost: 'static {
+    fn store(&mut self) -> &mut Store;
+    fn tabs(&mut self) -> Option<&mut TabSync>;
+}
+
+/// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
+/// its listeners.
+type Host = Weak<RefCell<dyn TabHost>>;
 
 #[wasm_bindgen]
 extern "C" {
@@ -114,18 +121,14 @@ pub struct TabSync {
 #[derive(Clone)]
 struct Opener {
     name: String,
-    inner: Weak<RefCell<Inner>>,
+    inner: Host,
     listeners: Rc<RefCell<Listeners>>,
 }
 
 impl TabSync {
     /// Listens for other tabs' changes to the guard's namespace.
-    pub fn start(
-        namespace: &str,
-        inner: Weak<RefCell<Inner>>,
-        listeners: Rc<RefCell<Listeners>>,
-    ) -> Self {
-        let window = super::window::window();
+    pub fn start(namespace: &str, inner: Host, listeners: Rc<RefCell<Listeners>>) -> Self {
+        let window = web_sys::window();
         let on_storage = window.as_ref().map(|window| {
             let inner = inner.clone();
             let listeners = Rc::clone(&listeners);
@@ -143,7 +146,7 @@ impl TabSync {
         });
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let opener = window.as_ref().map(|_| Opener {
-            name: cat(&["superset-job-guard:", namespace]),
+            name: format!("superset-job-guard:{namespace}"),
             inner: inner.clone(),
             listeners,
         });
@@ -154,7 +157,7 @@ impl TabSync {
             let open = Closure::<dyn FnMut()>::new(move || {
                 if let Some(inner) = opener.inner.upgrade() {
                     if let Ok(mut guard) = inner.try_borrow_mut() {
-                        if let Some(tabs) = guard.tabs.as_mut() {
+                        if let Some(tabs) = guard.tabs() {
                             tabs.open_channel();
                         }
                     }
@@ -218,7 +221,7 @@ impl TabSync {
 
 impl Drop for TabSync {
     fn drop(&mut self) {
-        if let (Some(window), Some(closure)) = (super::window::window(), &self.on_storage) {
+        if let (Some(window), Some(closure)) = (web_sys::window(), &self.on_storage) {
             let _ = window
                 .remove_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
         }
@@ -233,17 +236,17 @@ impl Drop for TabSync {
 /// What a message from another tab means for this guard: a logout, or a sign-in as another
 /// user than this tab's session. `None` when this tab already heard it by storage event, has
 /// no session, or the same user signed in.
-fn read_message(inner: &Weak<RefCell<Inner>>, data: &JsValue) -> Option<Change> {
+fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
     let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
     let change = Change::parse(&field("type")?.as_string()?)?;
     let shared = field("shared").and_then(|v| v.as_bool()).unwrap_or(false);
     let user = field("userId").and_then(|v| v.as_string());
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
-    if shared && guard.store.storage_status().kind != StorageMode::Memory {
+    if shared && guard.store().storage_status().kind != StorageMode::Memory {
         return None;
     }
-    let session = guard.store.session()?;
+    let session = guard.store().session()?;
     match change {
         Change::Logout => Some(Change::Logout),
         Change::UserChanged if session.user_id != user => Some(Change::UserChanged),
@@ -252,25 +255,26 @@ fn read_message(inner: &Weak<RefCell<Inner>>, data: &JsValue) -> Option<Change> 
 }
 
 /// What a `storage` event from another tab means for this guard, if anything.
-fn classify_storage_event(inner: &Weak<RefCell<Inner>>, event: &StorageEvent) -> Option<Change> {
+fn classify_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> {
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
-    if guard.store.storage_status().kind == StorageMode::Memory {
+    if guard.store().storage_status().kind == StorageMode::Memory {
         return None; // not our storage
     }
     let Some(key) = event.key() else {
         // localStorage.clear() in another tab.
-        return Some(match guard.store.session() {
+        return Some(match guard.store().session() {
             None => Change::Logout,
             Some(_) => Change::UserChanged,
         });
     };
-    if !guard.store.owns_key(&key) {
+    if !guard.store().owns_key(&key) {
         return None;
     }
-    if !guard.store.is_session_key(&key) {
+    if !guard.store().is_session_key(&key) {
         return Some(Change::JobsChanged);
     }
+    // The marker's old and new text, read as gloo-storage wrote it.
     let read = |v: Option<String>| v.as_deref().and_then(Session::from_stored);
     match (read(event.old_value()), read(event.new_value())) {
         (_, None) => Some(Change::Logout),
@@ -281,16 +285,16 @@ fn classify_storage_event(inner: &Weak<RefCell<Inner>>, event: &StorageEvent) ->
 
 /// Ends this tab's copy of a session that ended elsewhere: a memory-only tab signs out; a
 /// localStorage tab (whose storage already changed) drops what it kept in memory.
-fn end_session_here(inner: &Weak<RefCell<Inner>>) {
+fn end_session_here(inner: &Host) {
     let Some(inner) = inner.upgrade() else {
         return;
     };
     let Ok(mut guard) = inner.try_borrow_mut() else {
         return;
     };
-    if guard.store.storage_status().kind == StorageMode::Memory {
-        guard.store.logout();
+    if guard.store().storage_status().kind == StorageMode::Memory {
+        guard.store().logout();
     } else {
-        guard.store.forget_memory();
+        guard.store().forget_memory();
     }
 }

@@ -1,0 +1,172 @@
+//! The strings that decide identity: job ids, channel ids and user ids, and the whole numbers
+//! JS hands over (user ids, timestamps). Both the JS boundary and storage read them through
+//! these rules.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// Longest job id or channel id accepted. Superset's are 36-character UUIDs and
+/// `guest-` + a hex HMAC; this only keeps absurd values out of storage keys.
+pub const MAX_ID_LEN: usize = 256;
+
+/// Largest integer a JS number holds exactly (2^53 - 1).
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// Names that mean something on every JS object; never a job id.
+pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+
+/// An id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with no
+/// control characters.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().count() <= MAX_ID_LEN && !id.chars().any(char::is_control)
+}
+
+pub fn is_reserved_id(id: &str) -> bool {
+    RESERVED_IDS.contains(&id)
+}
+
+/// A user id as Superset sends it: a string stays as it is, an integer becomes its decimal
+/// string (the registry stores ints, the API sends strings), `null` means a guest or anonymous
+/// user. Serialised as the string or `null`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct UserId(pub Option<String>);
+
+impl<'de> Deserialize<'de> for UserId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UserIdVisitor)
+    }
+}
+
+struct UserIdVisitor;
+
+impl<'de> Visitor<'de> for UserIdVisitor {
+    type Value = UserId;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, a whole number, or null")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<UserId, E> {
+        if is_valid_id(v) {
+            Ok(UserId(Some(v.to_owned())))
+        } else {
+            Err(E::custom(
+                "must be a non-empty string without control characters, a whole number, or null",
+            ))
+        }
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<UserId, E> {
+        Ok(UserId(Some(v.to_string())))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<UserId, E> {
+        Ok(UserId(Some(v.to_string())))
+    }
+
+    /// JS numbers may arrive as `7.0` or `7e0`, which are the user 7: a whole number a JS
+    /// number holds exactly.
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<UserId, E> {
+        match exact_whole(v.abs()) {
+            Some(n) if v < 0.0 && n > 0 => Ok(UserId(Some(format!("-{n}")))),
+            Some(n) => Ok(UserId(Some(n.to_string()))),
+            None => Err(E::custom("must be a whole number when it is a number")),
+        }
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<UserId, E> {
+        Ok(UserId(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<UserId, E> {
+        Ok(UserId(None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<UserId, D::Error> {
+        UserId::deserialize(d)
+    }
+}
+
+/// `v` as a whole number if it is one a JS number holds exactly (0 to 2^53 - 1).
+pub fn exact_whole(v: f64) -> Option<u64> {
+    (v >= 0.0 && v.fract() == 0.0 && v <= MAX_SAFE_INTEGER as f64).then_some(v as u64)
+}
+
+/// A timestamp in whole, non-negative milliseconds. Written as `1700000000000` by this crate; a
+/// JS writer may write `1700000000000.0` or `1.7e12`, which is the same time. For
+/// `#[serde(deserialize_with = "...")]`.
+pub fn timestamp<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    struct Ms;
+    impl Visitor<'_> for Ms {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("whole milliseconds")
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::custom("a timestamp is never negative"))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+            exact_whole(v).ok_or_else(|| E::custom("a timestamp is whole milliseconds"))
+        }
+    }
+    deserializer.deserialize_any(Ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn user(v: serde_json::Value) -> Result<Option<String>, String> {
+        UserId::deserialize(&v)
+            .map(|u| u.0)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn user_ids_compare_as_strings() {
+        assert_eq!(user(json!(1)), Ok(Some("1".into())));
+        assert_eq!(user(json!("1")), Ok(Some("1".into())));
+        assert_eq!(user(json!(7.0)), Ok(Some("7".into())));
+        assert_eq!(user(json!(-3)), Ok(Some("-3".into())));
+        assert_eq!(user(json!(-3.0)), Ok(Some("-3".into())));
+        assert_eq!(user(json!(null)), Ok(None));
+        assert!(user(json!(1.5)).is_err());
+        assert!(user(json!(1e300)).is_err());
+        assert!(user(json!("")).is_err());
+        assert!(user(json!("a\u{85}b")).is_err(), "C1 control");
+        assert!(user(json!(true)).is_err());
+        assert!(user(json!({"id": 1})).is_err());
+    }
+
+    #[test]
+    fn ids_are_bounded_and_free_of_control_characters() {
+        assert!(is_valid_id("10a0bd9a-03c8-4737-9345-f4234ba86512"));
+        assert!(
+            is_valid_id(&"é".repeat(MAX_ID_LEN)),
+            "characters, not bytes"
+        );
+        assert!(!is_valid_id(&"x".repeat(MAX_ID_LEN + 1)));
+        assert!(!is_valid_id(""));
+        for c in ['\n', '\0', '\u{7f}', '\u{9f}'] {
+            assert!(!is_valid_id(&format!("a{c}b")), "{c:?}");
+        }
+        assert!(RESERVED_IDS.iter().all(|id| is_reserved_id(id)));
+    }
+
+    #[test]
+    fn timestamps_are_whole_non_negative_milliseconds() {
+        let read = |v: serde_json::Value| timestamp(&v).ok();
+        assert_eq!(read(json!(1_796_228_787_559u64)), Some(1_796_228_787_559));
+        assert_eq!(read(json!(1_796_228_787_559.0)), Some(1_796_228_787_559));
+        assert_eq!(read(json!(1.5)), None);
+        assert_eq!(read(json!(-1)), None);
+        assert_eq!(read(json!("1")), None);
+    }
+}

@@ -1,0 +1,166 @@
+//! Reading records the store can trust, and removing what it must: untrustworthy records
+//! (counted by reason), other owners' records, purges, and eviction for space or over
+//! `maxJobs`.
+
+use super::super::clock::Clock;
+use super::super::ids::{is_reserved_id, is_valid_id};
+use super::super::model::JobRecord;
+use super::super::session::Session;
+use super::super::storage::KeyValue;
+use super::JobStore;
+
+/// Why a stored record was not returned.
+pub(super) enum Rejected {
+    Absent,
+    Unreadable,
+    Oversized,
+    ReservedId,
+    KeyMismatch,
+    Expired,
+}
+
+impl<S: KeyValue, C: Clock> JobStore<S, C> {
+    /// Evicts the session's terminal records, oldest first, until about `needed` bytes are
+    /// free; returns how many it evicted.
+    pub(super) fn make_room(&mut self, needed: usize, keep: &str, session: &Session) -> usize {
+        // (age, key, bytes): keys are unique, so the order is exact.
+        let mut candidates: Vec<(u64, String, usize)> = Vec::new();
+        for id in self.job_ids() {
+            let key = self.keys.job(&id);
+            if key == keep {
+                continue;
+            }
+            if let Ok(Some(r)) = self.storage.get::<JobRecord>(&key) {
+                if r.status.is_terminal() && session.owns_record(&r) {
+                    let size = key.len() + r.stored_len();
+                    candidates.push((r.created_at, key, size));
+                }
+            }
+        }
+        candidates.sort_unstable();
+        let mut freed = 0;
+        let mut evicted = 0;
+        for (_, key, size) in candidates {
+            if freed >= needed {
+                break;
+            }
+            self.storage.remove(&key);
+            self.stats.removed.evicted_for_space += 1;
+            freed += size;
+            evicted += 1;
+        }
+        evicted
+    }
+
+    /// The job ids of every stored record of this schema version.
+    pub(super) fn job_ids(&self) -> Vec<String> {
+        let prefix = self.keys.job_prefix.as_str();
+        let mut ids = Vec::new();
+        for key in self.storage.keys() {
+            ids.extend(key.strip_prefix(prefix).map(ToOwned::to_owned));
+        }
+        ids
+    }
+
+    /// Reads one record. Untrustworthy ones are removed, counted, and read as absent.
+    pub(super) fn load(&mut self, job_id: &str) -> Result<JobRecord, Rejected> {
+        let key = self.keys.job(job_id);
+        let read = self.storage.get::<JobRecord>(&key);
+        let verdict = match read {
+            Ok(None) => return Err(Rejected::Absent),
+            _ if !is_valid_id(job_id) => Err(Rejected::Unreadable),
+            _ if is_reserved_id(job_id) => Err(Rejected::ReservedId),
+            Err(_) => Err(Rejected::Unreadable),
+            Ok(Some(r)) if !r.fits() => Err(Rejected::Oversized),
+            Ok(Some(r)) if r.job_id != job_id => Err(Rejected::KeyMismatch),
+            Ok(Some(r)) if self.expired(&r) => Err(Rejected::Expired),
+            Ok(Some(r)) => Ok(r),
+        };
+        if let Err(why) = &verdict {
+            let removed = &mut self.stats.removed;
+            match why {
+                Rejected::Absent => {}
+                Rejected::Unreadable => removed.unreadable += 1,
+                Rejected::Oversized => removed.oversized += 1,
+                Rejected::ReservedId => removed.reserved_id += 1,
+                Rejected::KeyMismatch => removed.key_mismatch += 1,
+                Rejected::Expired => removed.expired += 1,
+            }
+            self.storage.remove(&key);
+        }
+        verdict
+    }
+
+    /// The session's record of `job_id`; another owner's record is removed.
+    pub(super) fn load_owned(&mut self, job_id: &str, session: &Session) -> Option<JobRecord> {
+        let record = self.load(job_id).ok()?;
+        if session.owns_record(&record) {
+            return Some(record);
+        }
+        self.remove_foreign(job_id, session);
+        None
+    }
+
+    /// Removes a record that is not `session`'s, unless the session changed meanwhile (another
+    /// tab may have just signed in as the record's owner).
+    pub(super) fn remove_foreign(&mut self, job_id: &str, session: &Session) {
+        if self.session().as_ref() == Some(session) {
+            self.stats.removed.foreign_owner += 1;
+            self.storage.remove(&self.keys.job(job_id));
+        }
+    }
+
+    fn expired(&self, record: &JobRecord) -> bool {
+        self.clock.now_ms().saturating_sub(record.created_at) > self.ttl_ms
+    }
+
+    /// Removes the records for which `doomed` holds (untrustworthy ones go too); returns how
+    /// many records it removed.
+    pub(super) fn purge_where(&mut self, doomed: impl Fn(&JobRecord) -> bool) -> usize {
+        let mut purged = 0;
+        for id in self.job_ids() {
+            if let Ok(record) = self.load(&id) {
+                if doomed(&record) {
+                    self.storage.remove(&self.keys.job(&id));
+                    purged += 1;
+                }
+            }
+        }
+        purged
+    }
+
+    /// Keeps at most `max_jobs` records: terminal ones go first, then the oldest. The record
+    /// just written (`keep`) is never the one evicted.
+    pub(super) fn evict_over_limit(&mut self, keep: &str) {
+        // Counting every key is one call; listing them is one per key. If all the keys there
+        // are fit within the limit, so do the job records.
+        if self
+            .storage
+            .key_count_bound()
+            .is_some_and(|n| n <= self.max_jobs)
+        {
+            return;
+        }
+        let ids = self.job_ids();
+        if ids.len() <= self.max_jobs {
+            return;
+        }
+        let mut records = Vec::new();
+        for id in &ids {
+            records.extend(self.load(id).ok());
+        }
+        if records.len() <= self.max_jobs {
+            return;
+        }
+        let excess = records.len() - self.max_jobs;
+        // Finished jobs go first, then the oldest (ties by job id: the order is exact).
+        records.sort_by(|a, b| {
+            let rank = |r: &JobRecord| (!r.status.is_terminal(), r.created_at);
+            (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
+        });
+        for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
+            self.stats.removed.evicted_over_limit += 1;
+            self.storage.remove(&self.keys.job(&record.job_id));
+        }
+    }
+}

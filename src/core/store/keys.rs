@@ -1,0 +1,35 @@
+//! The storage keys: `<namespace>:v1:session` for the session marker and
+//! `<namespace>:v1:job:<job_id>` for each record. Everything under `<namespace>:` is the
+//! guard's, whatever its schema version.
+
+/// The one localStorage key Superset's own frontend keeps: the last event id it read. It is
+/// the previous session's position in its channel's stream, so logout removes it too.
+pub const SUPERSET_LAST_EVENT_KEY: &str = "last_async_event_id";
+
+/// The session marker's key in `namespace`.
+pub fn session_key(namespace: &str) -> String {
+    format!("{namespace}:v1:session")
+}
+
+/// The storage keys of one namespace.
+#[derive(Clone, Debug)]
+pub(super) struct Keys {
+    /// `<namespace>:`: every key the guard owns, whatever its schema version.
+    pub namespace: String,
+    pub session: String,
+    pub job_prefix: String,
+}
+
+impl Keys {
+    pub fn new(namespace: &str) -> Self {
+        Self {
+            namespace: format!("{namespace}:"),
+            session: session_key(namespace),
+            job_prefix: format!("{namespace}:v1:job:"),
+        }
+    }
+
+    pub fn job(&self, job_id: &str) -> String {
+        format!("{}{job_id}", self.job_prefix)
+    }
+}

@@ -1,0 +1,329 @@
+//! The job store: job records and the session marker, kept in a [`KeyValue`] storage.
+//!
+//! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
+//! one record each, as JSON. Nothing else is written. Every operation reads the session marker
+//! from storage, so a logout or a user switch made by another tab sharing the storage is
+//! honoured at once. Stored values that cannot be trusted (unreadable, oversized, a reserved
+//! or mismatched job id, expired, another owner's) are treated as absent and removed, and
+//! counted in [`StoreStats`]. Writes the storage refuses are kept in memory
+//! ([`FallbackStorage`]): no operation fails because of storage.
+
+use serde::Serialize;
+
+use super::cancel::{decide, CancelCheck, CancelRefusal};
+use super::clock::Clock;
+use super::error::GuardError;
+use super::fallback::{is_quota, FallbackStorage, StorageStatus};
+use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
+use super::options::GuardOptions;
+use super::response::Outcome;
+use super::session::Session;
+use super::stats::StoreStats;
+use super::storage::KeyValue;
+
+mod cleanup;
+mod keys;
+#[cfg(test)]
+mod tests;
+
+use keys::Keys;
+pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
+
+/// Job records owned by sessions, over any [`KeyValue`] storage and [`Clock`].
+pub struct JobStore<S, C> {
+    storage: FallbackStorage<S>,
+    clock: C,
+    keys: Keys,
+    ttl_ms: u64,
+    max_jobs: usize,
+    stats: StoreStats,
+}
+
+impl<S: KeyValue, C: Clock> JobStore<S, C> {
+    /// A store over storage shared by the origin's tabs (`localStorage`).
+    pub fn new(storage: S, clock: C, options: &GuardOptions) -> Self {
+        Self::with_storage(FallbackStorage::shared(storage), clock, options)
+    }
+
+    /// A store over storage private to this guard; `reason` says why when it was not chosen.
+    pub fn private(storage: S, reason: Option<String>, clock: C, options: &GuardOptions) -> Self {
+        Self::with_storage(FallbackStorage::private(storage, reason), clock, options)
+    }
+
+    fn with_storage(storage: FallbackStorage<S>, clock: C, options: &GuardOptions) -> Self {
+        Self {
+            storage,
+            clock,
+            keys: Keys::new(&options.namespace),
+            ttl_ms: options.ttl_ms,
+            max_jobs: options.max_jobs,
+            stats: StoreStats::default(),
+        }
+    }
+
+    pub fn storage(&self) -> &S {
+        self.storage.primary()
+    }
+
+    /// Where the data lives now: `local`, `memory` or `degraded`, and why.
+    pub fn storage_status(&self) -> StorageStatus {
+        self.storage.status()
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        self.stats
+    }
+
+    /// Whether `key` is one of this store's (any schema version).
+    pub fn owns_key(&self, key: &str) -> bool {
+        key.starts_with(&self.keys.namespace)
+    }
+
+    /// The session marker's key.
+    pub fn session_key(&self) -> &str {
+        &self.keys.session
+    }
+
+    /// The prefix of every job record's key.
+    pub fn job_prefix(&self) -> &str {
+        &self.keys.job_prefix
+    }
+
+    pub fn is_session_key(&self, key: &str) -> bool {
+        key == self.keys.session
+    }
+
+    /// Another tab signed out or switched user: what this tab kept in memory is stale.
+    pub fn forget_memory(&mut self) {
+        self.storage.forget_memory(&self.keys.namespace);
+    }
+
+    /// The stored session, read from storage now. A malformed marker is removed and reads as
+    /// no session.
+    pub fn session(&mut self) -> Option<Session> {
+        match self.storage.get::<Session>(&self.keys.session) {
+            Ok(session) => session,
+            Err(_) => {
+                self.stats.removed.invalid_session += 1;
+                self.storage.remove(&self.keys.session);
+                None
+            }
+        }
+    }
+
+    /// Signs `session` in. A different user than the stored session's (or no stored session)
+    /// purges every record first; the same user keeps the records it still owns, and a new
+    /// channel drops the records of the old one. Returns how many records were removed.
+    pub fn login(&mut self, session: Session) -> Result<usize, GuardError> {
+        self.sign_in(session).map(|(purged, _)| purged)
+    }
+
+    /// [`login`](Self::login), also giving the session that was stored before (read once).
+    pub fn sign_in(&mut self, session: Session) -> Result<(usize, Option<Session>), GuardError> {
+        let previous = self.session();
+        let (session, purged) = match previous.clone() {
+            Some(current) if current.user_id == session.user_id => {
+                let merged = Session {
+                    user_id: session.user_id,
+                    channel_id: session.channel_id.or(current.channel_id.clone()),
+                };
+                if merged == current {
+                    // A page load signing the same session in again: nothing to purge or
+                    // write (records of anyone else are never returned and go when read).
+                    return Ok((0, previous));
+                }
+                let purged = self.purge_where(|r| !merged.owns_record(r));
+                (merged, purged)
+            }
+            _ => (session, self.purge_where(|_| true)),
+        };
+        self.write_session(&session)?;
+        Ok((purged, previous))
+    }
+
+    /// Removes every key of the namespace (all schema versions) and Superset's
+    /// `last_async_event_id`. Returns how many job records were removed; a second logout
+    /// removes nothing. Never fails: what the storage refuses to remove reads as absent here.
+    pub fn logout(&mut self) -> usize {
+        // Removals refused before (already counted then): try them again.
+        for key in self.storage.tombstones() {
+            self.storage.remove(&key);
+        }
+        let mut purged = 0;
+        for key in self.storage.keys() {
+            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
+                continue;
+            }
+            if key.starts_with(&self.keys.job_prefix) {
+                purged += 1;
+            }
+            self.storage.remove(&key);
+        }
+        purged
+    }
+
+    /// Records the metadata of a job the session created. Refuses metadata of another user. A
+    /// channel the session has not seen means the server minted a new one: the session adopts
+    /// it and drops the records of the old channel, which this session can no longer cancel.
+    pub fn record_job(&mut self, meta: JobMetadata) -> Result<JobRecord, GuardError> {
+        self.record_job_checked(meta).map(|(record, _)| record)
+    }
+
+    /// [`record_job`](Self::record_job), also giving what [`check_cancel`](Self::check_cancel)
+    /// would now answer for the job, decided from the record and session just written.
+    pub fn record_job_checked(
+        &mut self,
+        meta: JobMetadata,
+    ) -> Result<(JobRecord, CancelCheck), GuardError> {
+        let mut session = self.session().ok_or(GuardError::NoSession)?;
+        if meta.user_id != session.user_id {
+            return Err(GuardError::NotJobOwner {
+                job_id: meta.job_id,
+            });
+        }
+        let now = self.clock.now_ms();
+        let mut record = JobRecord::new(meta, now, now);
+        let adopts_channel = session.channel_id.as_deref() != Some(record.channel_id.as_str());
+        if adopts_channel {
+            session.channel_id = Some(record.channel_id.clone());
+        }
+        if let Ok(existing) = self.load(&record.job_id) {
+            if session.owns_record(&existing) {
+                record.created_at = existing.created_at;
+            }
+        }
+        // An oversized record is refused before anything is written.
+        record.check_fits()?;
+        if adopts_channel {
+            self.write_session(&session)?;
+            self.purge_where(|r| !session.owns_record(r));
+        }
+        let key = self.keys.job(&record.job_id);
+        self.put(&key, &record, Some(&session));
+        self.evict_over_limit(&record.job_id);
+        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
+        Ok((record, check))
+    }
+
+    /// Applies an event from the async stream to the session's record of its job. Events for
+    /// jobs that are not the session's return `None` and change nothing; a terminal record
+    /// keeps its final status.
+    pub fn apply_event(&mut self, event: JobMetadata) -> Result<Option<JobRecord>, GuardError> {
+        self.apply_event_checked(event)
+            .map(|applied| applied.map(|(record, _)| record))
+    }
+
+    /// [`apply_event`](Self::apply_event), also giving what
+    /// [`check_cancel`](Self::check_cancel) would now answer for the job.
+    pub fn apply_event_checked(
+        &mut self,
+        event: JobMetadata,
+    ) -> Result<Option<(JobRecord, CancelCheck)>, GuardError> {
+        let Some(session) = self.session() else {
+            return Ok(None);
+        };
+        if !session.owns(&event.user_id, &event.channel_id) {
+            return Ok(None);
+        }
+        let Some(mut record) = self.load_owned(&event.job_id, &session) else {
+            return Ok(None);
+        };
+        if record.status.is_terminal() {
+            let check = decide(Some(&session), Some(record.clone()), &event.job_id);
+            return Ok(Some((record, check)));
+        }
+        record.status = event.status;
+        record.errors = event.errors;
+        record.result_url = event.result_url;
+        record.updated_at = self.clock.now_ms();
+        record.trim_to_fit()?;
+        let key = self.keys.job(&record.job_id);
+        self.put(&key, &record, Some(&session));
+        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
+        Ok(Some((record, check)))
+    }
+
+    /// The session's record of `job_id`, if it has one.
+    pub fn job(&mut self, job_id: &str) -> Option<JobRecord> {
+        let session = self.session()?;
+        self.load_owned(job_id, &session)
+    }
+
+    /// The session's records, oldest first (ties by job id).
+    pub fn jobs(&mut self) -> Vec<JobRecord> {
+        let Some(session) = self.session() else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for id in self.job_ids() {
+            records.extend(self.load_owned(&id, &session));
+        }
+        records.sort_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
+        records
+    }
+
+    /// May the session cancel `job_id`? Decided from storage alone; nothing is sent. A record
+    /// of another owner answers `not_job_owner`, then is removed.
+    pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
+        let session = self.session();
+        let record = match &session {
+            Some(_) => self.load(job_id).ok(),
+            None => None,
+        };
+        let check = decide(session.as_ref(), record, job_id);
+        if let (Some(session), Some(CancelRefusal::NotJobOwner)) = (&session, check.refusal()) {
+            self.remove_foreign(job_id, session);
+        }
+        check
+    }
+
+    /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
+    /// marks it cancelled; `not_job_owner` (403: the server says it is not ours) and
+    /// `not_found` (404: unknown or already completed) remove it. Other outcomes change nothing.
+    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let Some(mut record) = self.load_owned(job_id, &session) else {
+            return;
+        };
+        let key = self.keys.job(job_id);
+        match outcome {
+            Outcome::Cancelled if !record.status.is_terminal() => {
+                record.status = JobStatus::Cancelled;
+                record.updated_at = self.clock.now_ms();
+                if record.trim_to_fit().is_ok() {
+                    self.put(&key, &record, Some(&session));
+                }
+            }
+            Outcome::NotJobOwner | Outcome::NotFound => self.storage.remove(&key),
+            _ => {}
+        }
+    }
+
+    fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
+        let key = self.keys.session.clone();
+        self.put(&key, session, Some(session));
+        Ok(())
+    }
+
+    /// Writes `value`. If the storage is full, evicts this session's terminal records, oldest
+    /// first, until the value would fit, and tries once more; if it still refuses, the value is
+    /// kept in this tab's memory.
+    fn put<T: Serialize + ?Sized>(&mut self, key: &str, value: &T, session: Option<&Session>) {
+        let Err(e) = self.storage.try_set(key, value) else {
+            return;
+        };
+        if is_quota(&e) {
+            if let Some(session) = session {
+                if self.make_room(key.len() + json_len(value), key, session) > 0
+                    && self.storage.try_set(key, value).is_ok()
+                {
+                    return;
+                }
+            }
+        }
+        self.storage.keep_in_memory(key, value);
+        self.stats.kept_in_memory += 1;
+    }
+}

@@ -1,0 +1,865 @@
+//! The store's rules, over shared memory storage standing in for the tabs' localStorage.
+
+use serde::de::DeserializeOwned;
+
+use super::*;
+use crate::core::clock::ManualClock;
+use crate::core::error::StorageError;
+use crate::core::storage::MemoryStorage;
+use serde_json::{json, Value};
+
+/// One storage seen by several stores: the tabs of one origin.
+type Shared = crate::core::storage::SharedMemory;
+
+trait Peek {
+    fn put(&self, key: &str, value: &str);
+    fn value(&self, key: &str) -> Option<String>;
+    fn all_keys(&self) -> Vec<String>;
+}
+
+impl Peek for Shared {
+    fn put(&self, key: &str, value: &str) {
+        self.set_text(key, value);
+    }
+    fn value(&self, key: &str) -> Option<String> {
+        self.text(key)
+    }
+    fn all_keys(&self) -> Vec<String> {
+        KeyValue::keys(self).unwrap()
+    }
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+fn setup() -> (Shared, ManualClock) {
+    (Shared::default(), ManualClock::at(T0))
+}
+
+fn tab(shared: &Shared, clock: &ManualClock) -> JobStore<Shared, ManualClock> {
+    tab_with(shared, clock, GuardOptions::default())
+}
+
+fn tab_with(
+    shared: &Shared,
+    clock: &ManualClock,
+    options: GuardOptions,
+) -> JobStore<Shared, ManualClock> {
+    JobStore::new(shared.clone(), clock.clone(), &options)
+}
+
+fn login(user: Value, channel: Option<&str>) -> Session {
+    Session::from_login(json!({"userId": user, "channelId": channel})).unwrap()
+}
+
+fn meta(job: &str, user: Value, channel: &str, status: &str) -> JobMetadata {
+    JobMetadata::read(
+        json!({"channel_id": channel, "job_id": job, "user_id": user,
+        "status": status, "errors": [], "result_url": null}),
+    )
+    .unwrap()
+}
+
+fn job_key(job: &str) -> String {
+    format!("superset-job-guard:v1:job:{job}")
+}
+
+const SESSION_KEY: &str = "superset-job-guard:v1:session";
+
+#[test]
+fn records_a_job_under_documented_keys() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(s.login(login(json!(1), None)).unwrap(), 0);
+    let rec = s
+        .record_job(meta("job-a", json!("1"), "chan-1", "pending"))
+        .unwrap();
+    assert_eq!(rec.created_at, T0);
+    assert_eq!(rec.updated_at, T0);
+    assert_eq!(rec.user_id.as_deref(), Some("1"));
+    let mut keys = shared.all_keys();
+    keys.sort();
+    assert_eq!(keys, [job_key("job-a"), SESSION_KEY.to_owned()]);
+    let stored: Value = serde_json::from_str(&shared.value(&job_key("job-a")).unwrap()).unwrap();
+    assert_eq!(
+        stored,
+        json!({"channel_id": "chan-1", "job_id": "job-a", "user_id": "1", "status": "pending",
+               "errors": [], "result_url": null, "created_at": T0, "updated_at": T0})
+    );
+    let marker: Value = serde_json::from_str(&shared.value(SESSION_KEY).unwrap()).unwrap();
+    assert_eq!(
+        marker,
+        json!({"user_id": "1", "channel_id": "chan-1"}),
+        "channel adopted"
+    );
+}
+
+#[test]
+fn record_needs_a_session_and_refuses_other_users_jobs() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(
+        s.record_job(meta("j", json!("1"), "c", "pending")),
+        Err(GuardError::NoSession)
+    );
+    s.login(login(json!("1"), Some("c"))).unwrap();
+    let err = s
+        .record_job(meta("j", json!("2"), "c", "pending"))
+        .unwrap_err();
+    assert_eq!(err.code(), "not_job_owner");
+    let err = s
+        .record_job(meta("j", Value::Null, "c", "pending"))
+        .unwrap_err();
+    assert_eq!(err.code(), "not_job_owner", "a guest job is not user 1's");
+    assert_eq!(shared.value(&job_key("j")), None, "nothing stored");
+}
+
+#[test]
+fn numeric_and_string_user_ids_are_the_same_user() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(7), None)).unwrap();
+    s.record_job(meta("j", json!("7"), "c", "running")).unwrap();
+    s.record_job(meta("k", json!(7), "c", "running")).unwrap();
+    assert_eq!(s.jobs().len(), 2);
+    assert!(s.check_cancel("j").is_allowed());
+}
+
+#[test]
+fn the_seeds_bug_logout_then_login_as_another_user() {
+    // User A's job metadata must never reach user B's cancel button.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
+        .unwrap();
+    assert_eq!(s.logout(), 1);
+    assert!(shared.all_keys().is_empty());
+    s.login(login(json!("2"), None)).unwrap();
+    assert_eq!(s.job("a-job"), None);
+    assert_eq!(
+        s.check_cancel("a-job").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+}
+
+#[test]
+fn writes_give_the_check_that_check_cancel_then_answers() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    let (record, check) = s
+        .record_job_checked(meta("j", json!("1"), "chan-a", "running"))
+        .unwrap();
+    assert!(check.is_allowed());
+    assert_eq!(s.check_cancel("j"), check);
+    assert_eq!(s.job("j"), Some(record));
+    let event = meta("j", json!("1"), "chan-a", "done");
+    let (record, check) = s.apply_event_checked(event.clone()).unwrap().unwrap();
+    assert_eq!(check.refusal(), Some(CancelRefusal::AlreadyFinished));
+    assert_eq!(s.check_cancel("j"), check);
+    assert_eq!(s.job("j"), Some(record.clone()));
+    let (again, check) = s.apply_event_checked(event).unwrap().unwrap();
+    assert_eq!(
+        (again, s.check_cancel("j")),
+        (record, check),
+        "terminal: unchanged"
+    );
+}
+
+#[test]
+fn login_as_another_user_without_logout_purges_everything() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("a1", json!("1"), "chan-a", "running"))
+        .unwrap();
+    s.record_job(meta("a2", json!("1"), "chan-a", "done"))
+        .unwrap();
+    let (purged, before) = s.sign_in(login(json!("2"), None)).unwrap();
+    assert_eq!(purged, 2);
+    assert_eq!(
+        before,
+        Some(login(json!("1"), Some("chan-a"))),
+        "the session before"
+    );
+    assert!(s.jobs().is_empty());
+    assert_eq!(shared.all_keys(), [SESSION_KEY]);
+    assert_eq!(s.session(), Some(login(json!("2"), None)));
+    assert_eq!(
+        s.check_cancel("a1").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+}
+
+#[test]
+fn login_with_no_stored_session_drops_orphans() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("a1", json!("1"), "c", "running"))
+        .unwrap();
+    shared.clone().remove(SESSION_KEY).unwrap();
+    assert_eq!(s.login(login(json!("1"), None)).unwrap(), 1);
+}
+
+#[test]
+fn same_user_login_keeps_records_and_channel() {
+    // A page reload calls login again with the user from the bootstrap data.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "chan-a", "running"))
+        .unwrap();
+    assert_eq!(s.login(login(json!(1), None)).unwrap(), 0);
+    assert_eq!(s.session(), Some(login(json!("1"), Some("chan-a"))));
+    assert!(s.check_cancel("j").is_allowed());
+}
+
+#[test]
+fn same_user_with_a_new_channel_loses_old_channel_records() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("old", json!("1"), "chan-a", "running"))
+        .unwrap();
+    assert_eq!(s.login(login(json!("1"), Some("chan-b"))).unwrap(), 1);
+    assert_eq!(
+        s.check_cancel("old").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+}
+
+#[test]
+fn a_new_channel_in_metadata_is_adopted_and_old_records_dropped() {
+    // Re-login or an expired cookie: the server minted a new channel for the same user.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("old", json!("1"), "chan-a", "running"))
+        .unwrap();
+    s.record_job(meta("new", json!("1"), "chan-b", "pending"))
+        .unwrap();
+    assert_eq!(s.session(), Some(login(json!("1"), Some("chan-b"))));
+    assert_eq!(shared.value(&job_key("old")), None);
+    assert_eq!(
+        s.check_cancel("old").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    assert!(s.check_cancel("new").is_allowed());
+}
+
+#[test]
+fn guests_own_their_jobs_through_the_channel() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(Value::Null, Some("guest-aa"))).unwrap();
+    s.record_job(meta("g1", Value::Null, "guest-aa", "running"))
+        .unwrap();
+    assert!(s.check_cancel("g1").is_allowed());
+    // Another guest token (another channel), same page: the first guest's job is gone.
+    s.login(login(Value::Null, Some("guest-bb"))).unwrap();
+    assert_eq!(
+        s.check_cancel("g1").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    // A signed-in user after the guest: nothing of the guest's remains.
+    s.record_job(meta("g2", Value::Null, "guest-bb", "running"))
+        .unwrap();
+    s.login(login(json!("1"), None)).unwrap();
+    assert!(s.jobs().is_empty());
+}
+
+#[test]
+fn check_cancel_reasons() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(
+        s.check_cancel("j").refusal(),
+        Some(CancelRefusal::NoSession)
+    );
+    s.login(login(json!("1"), Some("c"))).unwrap();
+    assert_eq!(
+        s.check_cancel("j").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    assert_eq!(
+        s.check_cancel("").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    let CancelCheck::Allowed(rec) = s.check_cancel("j") else {
+        panic!("allowed")
+    };
+    assert_eq!(rec.job_id, "j");
+    s.record_job(meta("d", json!("1"), "c", "done")).unwrap();
+    assert_eq!(
+        s.check_cancel("d").refusal(),
+        Some(CancelRefusal::AlreadyFinished)
+    );
+    // A record of another user under our namespace (written by another tab or by hand).
+    let foreign = JobRecord::new(meta("x", json!("2"), "c", "running"), T0, T0);
+    shared.put(&job_key("x"), &foreign.to_stored());
+    let check = s.check_cancel("x");
+    assert_eq!(check.refusal(), Some(CancelRefusal::NotJobOwner));
+    let CancelCheck::Refused { message, .. } = check else {
+        panic!("refused")
+    };
+    assert!(message.starts_with("Not job owner"));
+    assert_eq!(s.job("x"), None, "not exposed either");
+    assert_eq!(shared.value(&job_key("x")), None, "and removed once seen");
+    assert_eq!(s.stats().removed.foreign_owner, 1);
+    assert_eq!(
+        s.check_cancel("x").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    assert_eq!(s.jobs().len(), 2);
+}
+
+#[test]
+fn events_update_owned_records_only() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
+    clock.advance(1500);
+    let ev = JobMetadata::read(json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+        "status": "done", "errors": [], "result_url": "/api/v1/chart/data/qc-1",
+        "id": "1607477697866-0"}))
+    .unwrap();
+    let rec = s.apply_event(ev).unwrap().unwrap();
+    assert_eq!(rec.status, JobStatus::Done);
+    assert_eq!(rec.result_url.as_deref(), Some("/api/v1/chart/data/qc-1"));
+    assert_eq!(rec.created_at, T0);
+    assert_eq!(rec.updated_at, T0 + 1500);
+    assert_eq!(s.job("j"), Some(rec.clone()));
+    // Terminal records keep their final status.
+    let late = meta("j", json!("1"), "c", "running");
+    assert_eq!(s.apply_event(late).unwrap(), Some(rec));
+    // Events of other users, other channels and unknown jobs change nothing.
+    s.record_job(meta("k", json!("1"), "c", "running")).unwrap();
+    for ev in [
+        meta("k", json!("2"), "c", "error"),
+        meta("k", json!("1"), "other", "error"),
+        meta("k", Value::Null, "c", "error"),
+        meta("unknown", json!("1"), "c", "error"),
+    ] {
+        assert_eq!(s.apply_event(ev).unwrap(), None);
+    }
+    assert_eq!(s.job("k").unwrap().status, JobStatus::Running);
+}
+
+#[test]
+fn error_events_keep_their_errors() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    let ev = JobMetadata::read(json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+        "status": "error", "errors": [{"message": "Error: relation 'foo' does not exist"}],
+        "result_url": null}))
+    .unwrap();
+    let rec = s.apply_event(ev).unwrap().unwrap();
+    assert_eq!(
+        rec.errors,
+        vec![json!({"message": "Error: relation 'foo' does not exist"})]
+    );
+    assert_eq!(
+        s.check_cancel("j").refusal(),
+        Some(CancelRefusal::AlreadyFinished)
+    );
+}
+
+#[test]
+fn events_without_session_are_ignored() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(
+        s.apply_event(meta("j", json!("1"), "c", "done")).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn re_recording_keeps_created_at() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
+    clock.advance(10);
+    let rec = s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    assert_eq!(rec.created_at, T0);
+    assert_eq!(rec.updated_at, T0 + 10);
+    assert_eq!(rec.status, JobStatus::Running);
+    assert_eq!(s.jobs(), vec![rec]);
+}
+
+#[test]
+fn jobs_are_oldest_first_and_expire_after_the_ttl() {
+    let (shared, clock) = setup();
+    let options = GuardOptions {
+        ttl_ms: 60_000,
+        ..GuardOptions::default()
+    };
+    let mut s = tab_with(&shared, &clock, options);
+    s.login(login(json!("1"), None)).unwrap();
+    for job in ["c", "a", "b"] {
+        s.record_job(meta(job, json!("1"), "chan", "running"))
+            .unwrap();
+        clock.advance(20_000);
+    }
+    let order: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    assert_eq!(order, ["c", "a", "b"]);
+    // Now T0 + 60s: "c" is exactly 60 s old, not older.
+    assert!(s.job("c").is_some());
+    clock.advance(1);
+    assert_eq!(s.job("c"), None);
+    assert_eq!(shared.value(&job_key("c")), None, "expired record removed");
+    assert_eq!(
+        s.check_cancel("c").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    clock.advance(60_000);
+    assert!(s.jobs().is_empty());
+    assert_eq!(shared.all_keys(), [SESSION_KEY]);
+}
+
+#[test]
+fn max_jobs_evicts_terminal_records_first_then_the_oldest() {
+    let (shared, clock) = setup();
+    let options = GuardOptions {
+        max_jobs: 3,
+        ..GuardOptions::default()
+    };
+    let mut s = tab_with(&shared, &clock, options);
+    s.login(login(json!("1"), None)).unwrap();
+    let mut record = |job: &str, status: &str| {
+        clock.advance(1);
+        s.record_job(meta(job, json!("1"), "c", status)).unwrap();
+    };
+    record("r1", "running");
+    record("d1", "done");
+    record("r2", "running");
+    record("r3", "running");
+    let ids = |s: &mut JobStore<Shared, ManualClock>| -> Vec<String> {
+        s.jobs().into_iter().map(|r| r.job_id).collect()
+    };
+    assert_eq!(ids(&mut s), ["r1", "r2", "r3"], "terminal d1 went first");
+    clock.advance(1);
+    s.record_job(meta("r4", json!("1"), "c", "running"))
+        .unwrap();
+    assert_eq!(ids(&mut s), ["r2", "r3", "r4"], "then the oldest");
+    clock.advance(1);
+    s.record_job(meta("d2", json!("1"), "c", "done")).unwrap();
+    assert_eq!(ids(&mut s), ["r3", "r4", "d2"], "the new record is kept");
+}
+
+#[test]
+fn logout_clears_the_namespace_and_supersets_last_event_id_only() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j1", json!("1"), "c", "running"))
+        .unwrap();
+    s.record_job(meta("j2", json!("1"), "c", "done")).unwrap();
+    shared.put("superset-job-guard:v2:job:future", "{}");
+    shared.put("superset-job-guard:v1:job:broken", "{not json");
+    shared.put(SUPERSET_LAST_EVENT_KEY, "1607471525180-0");
+    shared.put("superset-job-guard-other:v1:session", "{}");
+    shared.put("unrelated", "keep");
+    assert_eq!(s.logout(), 3, "j1, j2 and the broken v1 record");
+    let mut keys = shared.all_keys();
+    keys.sort();
+    assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
+    assert_eq!(s.session(), None);
+    assert_eq!(s.logout(), 0, "a second logout is harmless");
+    assert_eq!(
+        s.check_cancel("j1").refusal(),
+        Some(CancelRefusal::NoSession)
+    );
+}
+
+#[test]
+fn two_tabs_share_the_session_and_see_logout_at_once() {
+    let (shared, clock) = setup();
+    let mut one = tab(&shared, &clock);
+    let mut two = tab(&shared, &clock);
+    one.login(login(json!("1"), None)).unwrap();
+    assert_eq!(two.session(), one.session(), "picked up without login");
+    one.record_job(meta("from-one", json!("1"), "c", "running"))
+        .unwrap();
+    two.record_job(meta("from-two", json!("1"), "c", "running"))
+        .unwrap();
+    assert_eq!(one.jobs().len(), 2);
+    assert!(two.check_cancel("from-one").is_allowed());
+    one.logout();
+    assert_eq!(
+        two.check_cancel("from-one").refusal(),
+        Some(CancelRefusal::NoSession)
+    );
+    assert!(two.jobs().is_empty());
+    assert_eq!(
+        two.record_job(meta("late", json!("1"), "c", "running")),
+        Err(GuardError::NoSession)
+    );
+}
+
+#[test]
+fn a_user_switch_in_another_tab_is_honoured_at_once() {
+    let (shared, clock) = setup();
+    let mut one = tab(&shared, &clock);
+    let mut two = tab(&shared, &clock);
+    one.login(login(json!("1"), None)).unwrap();
+    one.record_job(meta("a", json!("1"), "c", "running"))
+        .unwrap();
+    two.login(login(json!("2"), None)).unwrap();
+    assert_eq!(
+        one.check_cancel("a").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    assert_eq!(one.session(), Some(login(json!("2"), None)));
+    let err = one
+        .record_job(meta("a2", json!("1"), "c", "running"))
+        .unwrap_err();
+    assert_eq!(err.code(), "not_job_owner");
+}
+
+#[test]
+fn malformed_stored_values_read_as_absent_and_are_removed() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    shared.put(SESSION_KEY, "{garbage");
+    assert_eq!(s.session(), None);
+    assert_eq!(shared.value(SESSION_KEY), None);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("good", json!("1"), "c", "running"))
+        .unwrap();
+    shared.put(&job_key("bad"), "{\"job_id\":");
+    let mismatched = JobRecord::new(meta("other", json!("1"), "c", "running"), T0, T0);
+    shared.put(&job_key("swapped"), &mismatched.to_stored());
+    let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    assert_eq!(ids, ["good"]);
+    assert_eq!(shared.value(&job_key("bad")), None);
+    assert_eq!(shared.value(&job_key("swapped")), None);
+    assert!(s.check_cancel("good").is_allowed());
+}
+
+#[test]
+fn other_schema_versions_are_left_to_their_owners_until_logout() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    shared.put("superset-job-guard:v2:job:x", "{\"new\":\"format\"}");
+    assert!(s.jobs().is_empty());
+    assert_eq!(s.login(login(json!("2"), None)).unwrap(), 0);
+    assert!(shared.value("superset-job-guard:v2:job:x").is_some());
+    s.logout();
+    assert!(shared.value("superset-job-guard:v2:job:x").is_none());
+}
+
+#[test]
+fn namespaces_do_not_see_each_other() {
+    let (shared, clock) = setup();
+    let mut a = tab_with(
+        &shared,
+        &clock,
+        GuardOptions {
+            namespace: "app-a".into(),
+            ..GuardOptions::default()
+        },
+    );
+    let mut b = tab_with(
+        &shared,
+        &clock,
+        GuardOptions {
+            namespace: "app-b".into(),
+            ..GuardOptions::default()
+        },
+    );
+    a.login(login(json!("1"), None)).unwrap();
+    a.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    assert_eq!(b.session(), None);
+    b.login(login(json!("1"), None)).unwrap();
+    assert_eq!(
+        b.check_cancel("j").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    b.logout();
+    assert!(a.check_cancel("j").is_allowed());
+}
+
+#[test]
+fn settling_a_cancel_updates_or_removes_the_record() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    for job in ["ok", "forbidden", "gone", "busy", "done"] {
+        s.record_job(meta(job, json!("1"), "c", "running")).unwrap();
+    }
+    s.apply_event(meta("done", json!("1"), "c", "done"))
+        .unwrap();
+    clock.advance(5);
+    s.settle_cancel("ok", Outcome::Cancelled);
+    s.settle_cancel("forbidden", Outcome::NotJobOwner);
+    s.settle_cancel("gone", Outcome::NotFound);
+    s.settle_cancel("busy", Outcome::Failed);
+    s.settle_cancel("done", Outcome::Cancelled);
+    s.settle_cancel("never-recorded", Outcome::Cancelled);
+    let ok = s.job("ok").unwrap();
+    assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
+    assert_eq!(s.job("forbidden"), None);
+    assert_eq!(shared.value(&job_key("forbidden")), None);
+    assert_eq!(s.job("gone"), None);
+    assert_eq!(s.job("busy").unwrap().status, JobStatus::Running);
+    assert_eq!(
+        s.job("done").unwrap().status,
+        JobStatus::Done,
+        "terminal stays"
+    );
+    assert_eq!(s.job("never-recorded"), None);
+    assert_eq!(
+        s.check_cancel("ok").refusal(),
+        Some(CancelRefusal::AlreadyFinished)
+    );
+}
+
+/// Storage whose writes and removals fail.
+struct ReadOnly(MemoryStorage);
+
+impl KeyValue for ReadOnly {
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.0.get(key)
+    }
+    fn set<T: Serialize + ?Sized>(&mut self, _: &str, _: &T) -> Result<(), StorageError> {
+        Err(StorageError::new(
+            crate::core::error::StorageErrorKind::Other,
+            "SecurityError: writes refused",
+        ))
+    }
+    fn remove(&mut self, _: &str) -> Result<(), StorageError> {
+        Err(StorageError::new(
+            crate::core::error::StorageErrorKind::Other,
+            "no",
+        ))
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        self.0.keys()
+    }
+}
+
+#[test]
+fn refused_writes_and_removals_never_fail_an_operation() {
+    let mut inner = MemoryStorage::new();
+    inner.set_text(SESSION_KEY, r#"{"user_id":"1","channel_id":"c"}"#);
+    let mut s = JobStore::new(
+        ReadOnly(inner),
+        ManualClock::at(T0),
+        &GuardOptions::default(),
+    );
+    assert_eq!(
+        s.storage_status().kind,
+        crate::core::fallback::StorageMode::Local
+    );
+    let rec = s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    assert_eq!(s.job("j"), Some(rec), "kept in memory, not lost");
+    let status = s.storage_status();
+    assert_eq!(status.kind, crate::core::fallback::StorageMode::Degraded);
+    assert!(status.reason.unwrap().contains("writes refused"));
+    assert_eq!(s.stats().kept_in_memory, 1);
+    // Logout cannot remove the stored marker, but this tab honours it.
+    assert_eq!(s.logout(), 1);
+    assert_eq!(s.session(), None);
+    assert!(s.jobs().is_empty());
+    assert_eq!(s.login(login(json!("2"), None)).unwrap(), 0);
+    assert_eq!(s.session().unwrap().user_id.as_deref(), Some("2"));
+}
+/// Storage with a byte budget, like a browser's quota.
+struct Capped {
+    inner: MemoryStorage,
+    capacity: usize,
+}
+
+impl Capped {
+    fn used(&self) -> usize {
+        self.inner
+            .keys()
+            .unwrap()
+            .iter()
+            .map(|k| k.len() + self.inner.text(k).unwrap().len())
+            .sum()
+    }
+}
+
+impl KeyValue for Capped {
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.inner.get(key)
+    }
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        let old = self.inner.text(key).map_or(0, |v| key.len() + v.len());
+        let value = crate::core::storage::to_json(value)?;
+        if self.used() - old + key.len() + value.len() > self.capacity {
+            return Err(StorageError::new(
+                crate::core::error::StorageErrorKind::QuotaExceeded,
+                "QuotaExceededError: the quota has been exceeded",
+            ));
+        }
+        self.inner.set_text(key, &value);
+        Ok(())
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        self.inner.remove(key)
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        self.inner.keys()
+    }
+}
+
+#[test]
+fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
+    let clock = ManualClock::at(T0);
+    // Room for the session marker and about three records.
+    let capped = Capped {
+        inner: MemoryStorage::new(),
+        capacity: 700,
+    };
+    let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
+    s.login(login(json!("1"), None)).unwrap();
+    for (job, status) in [
+        ("old-done", "done"),
+        ("running", "running"),
+        ("new-done", "error"),
+    ] {
+        clock.advance(1);
+        s.record_job(meta(job, json!("1"), "c", status)).unwrap();
+    }
+    assert_eq!(
+        s.storage_status().kind,
+        crate::core::fallback::StorageMode::Local
+    );
+    clock.advance(1);
+    s.record_job(meta("fresh", json!("1"), "c", "pending"))
+        .unwrap();
+    let stored: Vec<String> = s.storage().inner.keys().unwrap();
+    assert!(
+        !stored.contains(&job_key("old-done")),
+        "oldest terminal evicted"
+    );
+    assert!(
+        stored.contains(&job_key("new-done")),
+        "only as much as needed"
+    );
+    assert!(
+        stored.contains(&job_key("running")),
+        "running jobs are never evicted for space"
+    );
+    assert!(stored.contains(&job_key("fresh")));
+    assert_eq!(s.stats().removed.evicted_for_space, 1);
+    assert_eq!(s.stats().kept_in_memory, 0);
+    assert_eq!(
+        s.storage_status().kind,
+        crate::core::fallback::StorageMode::Local
+    );
+}
+
+#[test]
+fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
+    let clock = ManualClock::at(T0);
+    let capped = Capped {
+        inner: MemoryStorage::new(),
+        capacity: 450,
+    };
+    let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("a", json!("1"), "c", "running")).unwrap();
+    s.record_job(meta("b", json!("1"), "c", "running")).unwrap();
+    let c = s.record_job(meta("c", json!("1"), "c", "running")).unwrap();
+    assert_eq!(s.job("c"), Some(c), "recordJob never loses the job");
+    assert!(!s.storage().inner.keys().unwrap().contains(&job_key("c")));
+    let status = s.storage_status();
+    assert_eq!(status.kind, crate::core::fallback::StorageMode::Degraded);
+    assert!(status.reason.unwrap().contains("QuotaExceededError"));
+    assert_eq!(s.stats().kept_in_memory, 1);
+    assert!(s.check_cancel("c").is_allowed());
+    assert_eq!(s.jobs().len(), 3);
+    // Logout clears memory too.
+    assert_eq!(s.logout(), 3);
+    assert_eq!(
+        s.storage_status().kind,
+        crate::core::fallback::StorageMode::Local
+    );
+}
+
+#[test]
+fn every_kind_of_corrupt_entry_is_removed_counted_and_harmless() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("good", json!("1"), "c", "running"))
+        .unwrap();
+    let good = shared.value(&job_key("good")).unwrap();
+    let foreign = JobRecord::new(meta("foreign", json!("2"), "c", "running"), T0, T0);
+    let entries = [
+        ("unparseable", "{nope".to_owned()),
+        (
+            "wrong-types",
+            r#"{"channel_id":1,"job_id":"wrong-types"}"#.to_owned(),
+        ),
+        (
+            "missing",
+            r#"{"job_id":"missing","status":"done"}"#.to_owned(),
+        ),
+        ("swapped", good.clone()),
+        (
+            "huge",
+            good.replace(
+                "\"errors\":[]",
+                &format!("\"errors\":[\"{}\"]", "x".repeat(20_000)),
+            ),
+        ),
+        ("__proto__", good.replace("\"good\"", "\"__proto__\"")),
+        ("constructor", good.replace("\"good\"", "\"constructor\"")),
+        ("foreign", foreign.to_stored()),
+    ];
+    for (id, text) in &entries {
+        shared.put(&job_key(id), text);
+    }
+    let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    assert_eq!(ids, ["good"], "the valid record is kept");
+    let mut left = shared.all_keys();
+    left.sort();
+    assert_eq!(left, [job_key("good"), SESSION_KEY.to_owned()]);
+    let removed = s.stats().removed;
+    assert_eq!(removed.unreadable, 3);
+    assert_eq!(removed.key_mismatch, 1);
+    assert_eq!(removed.oversized, 1);
+    assert_eq!(removed.reserved_id, 2);
+    assert_eq!(removed.foreign_owner, 1);
+    shared.put(
+        SESSION_KEY,
+        r#"{"user_id":{"forged":true},"channel_id":"c"}"#,
+    );
+    assert_eq!(s.session(), None);
+    assert_eq!(s.stats().removed.invalid_session, 1);
+    assert_eq!(
+        s.check_cancel("good").refusal(),
+        Some(CancelRefusal::NoSession)
+    );
+}
+
+#[test]
+fn oversized_metadata_is_refused_and_oversized_events_keep_their_status() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    let huge = vec![json!({"message": "x".repeat(1000)}); 40];
+    let big = JobMetadata::read(json!({"channel_id": "c", "job_id": "big", "user_id": "1",
+        "status": "error", "errors": huge}))
+    .unwrap();
+    assert_eq!(s.record_job(big.clone()).unwrap_err().code(), "invalid_job");
+    assert_eq!(s.session().unwrap().channel_id, None, "nothing changed");
+    s.record_job(meta("big", json!("1"), "c", "running"))
+        .unwrap();
+    let rec = s.apply_event(big).unwrap().unwrap();
+    assert_eq!(rec.status, JobStatus::Error);
+    assert!(!rec.errors.is_empty() && rec.errors.len() < 40);
+    assert_eq!(s.job("big").unwrap().status, JobStatus::Error);
+}

@@ -1,0 +1,52 @@
+//! The guard's state, shared by the exported `JobGuard`, the cancels it has running and its
+//! listeners for other tabs. It lives behind `Rc<RefCell<_>>`; every borrow is short and none
+//! is held while JS code runs.
+
+use web_sys::{AbortController, AbortSignal};
+
+use super::storage::Store;
+use super::tabs::{Change, TabHost, TabSync};
+use crate::core::fallback::StorageMode;
+use crate::core::options::GuardOptions;
+
+pub struct Inner {
+    pub store: Store,
+    pub options: GuardOptions,
+    /// The app's `fetch` option; `None` means `globalThis.fetch` at call time.
+    pub fetch: Option<js_sys::Function>,
+    /// Aborted by `logout()`, which ends every cancel in flight; then dropped. Made by the
+    /// first cancel that needs it (`logout_signal`), not by the constructor.
+    pub logout: Option<AbortController>,
+    /// The other tabs: their changes come in, this tab's go out.
+    pub tabs: Option<TabSync>,
+}
+
+impl Inner {
+    /// The signal `logout()` aborts, for a cancel about to run.
+    pub fn logout_signal(&mut self) -> Option<AbortSignal> {
+        if self.logout.is_none() {
+            self.logout = AbortController::new().ok();
+        }
+        self.logout.as_ref().map(AbortController::signal)
+    }
+
+    /// Tells the other tabs that this tab signed out or switched user. (Job changes need no
+    /// message: they are in localStorage, whose `storage` event the other tabs get.)
+    pub fn announce(&mut self, change: Change) {
+        let shared = self.store.storage_status().kind != StorageMode::Memory;
+        let user = self.store.session().and_then(|s| s.user_id);
+        if let Some(tabs) = &mut self.tabs {
+            tabs.announce(change, user.as_deref(), shared);
+        }
+    }
+}
+
+impl TabHost for Inner {
+    fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    fn tabs(&mut self) -> Option<&mut TabSync> {
+        self.tabs.as_mut()
+    }
+}
