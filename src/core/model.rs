@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{is_reserved_id, is_valid_id, timestamp, UserId, MAX_ID_LEN};
-use super::wire::{self, Rules};
+use super::wire::{self, Field};
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,45 +61,69 @@ pub struct JobMetadata {
 
 /// Metadata as it arrives, before validation. Unknown fields, such as an event's `id`, are
 /// ignored.
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct MetadataWire {
-    channel_id: String,
-    job_id: String,
-    user_id: UserId,
-    status: JobStatus,
-    #[serde(default)]
-    errors: Option<Vec<Value>>,
-    #[serde(default)]
-    result_url: Option<String>,
+    channel_id: Field<String>,
+    job_id: Field<String>,
+    user_id: Field<UserId>,
+    status: Field<JobStatus>,
+    errors: Field<Option<Vec<Value>>>,
+    result_url: Field<Option<String>>,
 }
 
 impl TryFrom<MetadataWire> for JobMetadata {
     type Error = String;
 
     fn try_from(w: MetadataWire) -> Result<Self, String> {
-        for (name, id) in [("job_id", &w.job_id), ("channel_id", &w.channel_id)] {
-            if !is_valid_id(id) {
-                return Err(id_rule(name));
+        let id = |field: Field<String>, name: &str| {
+            field
+                .valid()
+                .filter(|id| is_valid_id(id))
+                .ok_or_else(|| id_rule(name))
+        };
+        let job_id = id(w.job_id, "job_id")?;
+        if is_reserved_id(&job_id) {
+            return Err(format!("`job_id` \"{job_id}\" is a reserved name"));
+        }
+        let channel_id = id(w.channel_id, "channel_id")?;
+        let user_id = match w.user_id {
+            Field::Valid(user) => user.0,
+            Field::Missing => {
+                return Err(
+                    "`user_id` is missing (it is null for guest and anonymous users)".to_owned(),
+                )
             }
-        }
-        if is_reserved_id(&w.job_id) {
-            return Err(format!("`job_id` \"{}\" is a reserved name", w.job_id));
-        }
+            Field::Invalid => {
+                return Err(
+                    "`user_id` must be a non-empty string without control characters, \
+                            a whole number, or null"
+                        .to_owned(),
+                )
+            }
+        };
+        let status = w
+            .status
+            .valid()
+            .ok_or("`status` must be one of pending, running, done, error, cancelled")?;
+        let errors = w
+            .errors
+            .nullable()
+            .map_err(|_| "`errors` must be an array")?;
+        let result_url = w
+            .result_url
+            .nullable()
+            .map_err(|_| "`result_url` must be a string or null")?;
         Ok(Self {
-            channel_id: w.channel_id,
-            job_id: w.job_id,
-            user_id: w.user_id.0,
-            status: w.status,
-            errors: w.errors.unwrap_or_default(),
-            result_url: w.result_url,
+            channel_id,
+            job_id,
+            user_id,
+            status,
+            errors: errors.unwrap_or_default(),
+            result_url,
         })
     }
 }
-
-const METADATA_RULES: Rules = Rules {
-    expected: "expected an object with Superset's job metadata fields",
-    field: metadata_rule,
-};
 
 fn id_rule(name: &str) -> String {
     format!(
@@ -107,26 +131,15 @@ fn id_rule(name: &str) -> String {
     )
 }
 
-fn metadata_rule(field: &str) -> Option<String> {
-    Some(match field {
-        "job_id" | "channel_id" => id_rule(field),
-        "user_id" => {
-            "`user_id` must be a non-empty string without control characters, a whole number, \
-             or null (null for guest and anonymous users)"
-                .to_owned()
-        }
-        "status" => "`status` must be one of pending, running, done, error, cancelled".to_owned(),
-        "errors" => "`errors` must be an array".to_owned(),
-        "result_url" => "`result_url` must be a string or null".to_owned(),
-        _ => return None,
-    })
-}
-
 impl JobMetadata {
     /// Reads and validates metadata (or an event) from any deserializer: a JS value, a
     /// `serde_json::Value`, JSON text.
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        wire::read(value, &METADATA_RULES).map_err(GuardError::InvalidJob)
+        wire::read(
+            value,
+            "expected an object with Superset's job metadata fields",
+        )
+        .map_err(GuardError::InvalidJob)
     }
 }
 
@@ -168,12 +181,12 @@ impl TryFrom<RecordWire> for JobRecord {
 
     fn try_from(w: RecordWire) -> Result<Self, String> {
         let meta = JobMetadata::try_from(MetadataWire {
-            channel_id: w.channel_id,
-            job_id: w.job_id,
-            user_id: w.user_id,
-            status: w.status,
-            errors: w.errors,
-            result_url: w.result_url,
+            channel_id: Field::Valid(w.channel_id),
+            job_id: Field::Valid(w.job_id),
+            user_id: Field::Valid(w.user_id),
+            status: Field::Valid(w.status),
+            errors: Field::Valid(w.errors),
+            result_url: Field::Valid(w.result_url),
         })?;
         Ok(Self::new(meta, w.created_at, w.updated_at))
     }

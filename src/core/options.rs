@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::error::GuardError;
 use super::retry::RetryPolicy;
-use super::wire::{self, Rules};
+use super::wire::{self, Field, Keys};
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
@@ -62,56 +62,46 @@ impl Default for GuardOptions {
     }
 }
 
-/// The options as the app writes them. `null` reads as absent; unknown options are refused.
-/// (They are collected rather than refused by `deny_unknown_fields`: serde-wasm-bindgen reads
-/// a JS object's known fields only, so it would never see them.)
+/// The options as the app writes them. `null` reads as absent; unknown options are refused
+/// ([`KEYS`]).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct OptionsWire {
-    namespace: Option<String>,
-    ttl_seconds: Option<f64>,
-    max_jobs: Option<f64>,
-    storage: Option<StorageKind>,
-    cancel_url: Option<String>,
-    headers: Option<BTreeMap<String, String>>,
-    retry: Option<RetryWire>,
+    namespace: Field<Option<String>>,
+    ttl_seconds: Field<Option<f64>>,
+    max_jobs: Field<Option<f64>>,
+    storage: Field<Option<StorageKind>>,
+    cancel_url: Field<Option<String>>,
+    headers: Field<Option<BTreeMap<String, Field<String>>>>,
+    retry: Field<Option<RetryWire>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
     fetch: Option<IgnoredAny>,
-    #[serde(flatten)]
-    unknown: BTreeMap<String, IgnoredAny>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct RetryWire {
-    attempts: Option<f64>,
-    base_delay_ms: Option<f64>,
-    max_delay_ms: Option<f64>,
-    #[serde(flatten)]
-    unknown: BTreeMap<String, IgnoredAny>,
+    attempts: Field<Option<f64>>,
+    base_delay_ms: Field<Option<f64>>,
+    max_delay_ms: Field<Option<f64>>,
 }
 
-const KNOWN: &str = "namespace, ttlSeconds, maxJobs, storage, cancelUrl, headers, retry, fetch";
-const KNOWN_RETRY: &str = "attempts, baseDelayMs, maxDelayMs";
+const KNOWN_RETRY: &[&str] = &["attempts", "baseDelayMs", "maxDelayMs"];
 
-/// Refuses the first unknown key, if there is one.
-fn refuse_unknown(
-    unknown: &BTreeMap<String, IgnoredAny>,
-    prefix: &str,
-    known: &str,
-) -> Result<(), GuardError> {
-    match unknown.keys().next() {
-        Some(key) => Err(GuardError::InvalidOptions(format!(
-            "unknown option `{prefix}{key}` (known: {known})"
-        ))),
-        None => Ok(()),
-    }
-}
-
-const RULES: Rules = Rules {
-    expected: "expected an object or undefined",
-    field: rule,
+/// The options' keys (as [`OptionsWire`] and [`RetryWire`] name them).
+pub const KEYS: Keys = Keys {
+    known: &[
+        "namespace",
+        "ttlSeconds",
+        "maxJobs",
+        "storage",
+        "cancelUrl",
+        "headers",
+        "retry",
+        "fetch",
+    ],
+    nested: Some(("retry", KNOWN_RETRY)),
 };
 
 /// The rule each option keeps, as its error message says it.
@@ -151,18 +141,40 @@ fn refuse(field: &str) -> GuardError {
     GuardError::InvalidOptions(rule(field).unwrap_or_else(|| format!("`{field}` is not valid")))
 }
 
+/// An option: absent or `null` keeps the default (`None`); the wrong type breaks its rule.
+fn take<T>(field: Field<Option<T>>, name: &str) -> Result<Option<T>, GuardError> {
+    field.nullable().map_err(|_| refuse(name))
+}
+
 /// `v` if it is a whole number from `min` to `max`.
 fn whole(v: f64, min: u64, max: u64) -> Option<u64> {
     (v.fract() == 0.0 && v >= min as f64 && v <= max as f64).then_some(v as u64)
 }
 
 impl GuardOptions {
-    /// Reads and validates the options from any deserializer; `null`/`undefined` means all
-    /// defaults.
-    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        let wire: Option<OptionsWire> =
-            wire::read(value, &RULES).map_err(GuardError::InvalidOptions)?;
+    /// Reads and validates the options; `null`/`undefined` means all defaults. `value` makes
+    /// a deserializer of them each time it is called (it is read twice: its keys, then the
+    /// options).
+    pub fn read_with<'de, D: Deserializer<'de>>(value: impl Fn() -> D) -> Result<Self, GuardError> {
+        if let Some(key) = KEYS.unknown(value()) {
+            let known = if key.contains('.') {
+                KNOWN_RETRY
+            } else {
+                KEYS.known
+            };
+            return Err(GuardError::InvalidOptions(format!(
+                "unknown option `{key}` (known: {})",
+                known.join(", ")
+            )));
+        }
+        let wire: Option<OptionsWire> = wire::read(value(), "expected an object or undefined")
+            .map_err(GuardError::InvalidOptions)?;
         Self::try_from(wire.unwrap_or_default())
+    }
+
+    /// [`read_with`](Self::read_with) from a deserializer that can be copied (`&Value`).
+    pub fn read<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
+        Self::read_with(|| value)
     }
 
     /// The cancel URL for `job_id`: the template with the id, URL-encoded, in place of
@@ -177,9 +189,8 @@ impl TryFrom<OptionsWire> for GuardOptions {
     type Error = GuardError;
 
     fn try_from(w: OptionsWire) -> Result<Self, GuardError> {
-        refuse_unknown(&w.unknown, "", KNOWN)?;
         let mut o = GuardOptions::default();
-        if let Some(ns) = w.namespace {
+        if let Some(ns) = take(w.namespace, "namespace")? {
             let ok = !ns.is_empty()
                 && ns.chars().count() <= MAX_NAMESPACE_LEN
                 && !ns.contains(':')
@@ -190,7 +201,7 @@ impl TryFrom<OptionsWire> for GuardOptions {
                 return Err(refuse("namespace"));
             };
         }
-        if let Some(s) = w.ttl_seconds {
+        if let Some(s) = take(w.ttl_seconds, "ttlSeconds")? {
             let max_ms = u64::from(MAX_TTL_SECONDS) * 1000;
             let ms = (s * 1000.0).round();
             if !(s > 0.0 && ms <= max_ms as f64) {
@@ -198,14 +209,14 @@ impl TryFrom<OptionsWire> for GuardOptions {
             }
             o.ttl_ms = (ms as u64).max(1);
         }
-        if let Some(n) = w.max_jobs {
+        if let Some(n) = take(w.max_jobs, "maxJobs")? {
             let n = whole(n, 1, MAX_MAX_JOBS as u64).ok_or_else(|| refuse("maxJobs"))?;
             o.max_jobs = usize::try_from(n).map_err(|_| refuse("maxJobs"))?;
         }
-        if let Some(kind) = w.storage {
+        if let Some(kind) = take(w.storage, "storage")? {
             o.storage = kind;
         }
-        if let Some(url) = w.cancel_url {
+        if let Some(url) = take(w.cancel_url, "cancelUrl")? {
             let ok = url.contains(PLACEHOLDER)
                 && url.len() <= MAX_CANCEL_URL_LEN
                 && !url.chars().any(char::is_control);
@@ -215,23 +226,28 @@ impl TryFrom<OptionsWire> for GuardOptions {
                 return Err(refuse("cancelUrl"));
             };
         }
-        if let Some(headers) = w.headers {
+        if let Some(headers) = take(w.headers, "headers")? {
             if headers.len() > MAX_HEADERS {
                 return Err(refuse("headers"));
             }
             for (name, value) in headers {
-                if !is_token(&name) || value.contains(['\r', '\n', '\0']) {
-                    return Err(refuse(&format!("headers.{name}")));
+                match value.valid() {
+                    Some(value) if is_token(&name) && !value.contains(['\r', '\n', '\0']) => {
+                        o.headers.push((name, value));
+                    }
+                    _ => return Err(refuse(&format!("headers.{name}"))),
                 }
-                o.headers.push((name, value));
             }
         }
-        if let Some(r) = w.retry {
-            refuse_unknown(&r.unknown, "retry.", KNOWN_RETRY)?;
-            let read = |v: Option<f64>, field: &str, min: u64, max: u64, default: u64| match v {
-                None => Ok(default),
-                Some(v) => whole(v, min, max).ok_or_else(|| refuse(field)),
-            };
+        if let Some(r) = take(w.retry, "retry")? {
+            let read =
+                |v: Field<Option<f64>>, field: &str, min: u64, max: u64, default: u64| match v
+                    .nullable()
+                {
+                    Ok(None) => Ok(default),
+                    Ok(Some(v)) => whole(v, min, max).ok_or_else(|| refuse(field)),
+                    Err(_) => Err(refuse(field)),
+                };
             let d = RetryPolicy::default();
             o.retry = RetryPolicy {
                 attempts: read(

@@ -4,15 +4,12 @@
 //! login session's user; the record it checks was written with the `channel_id` and `user_id`
 //! of the job's creator. The guard mirrors that check before any request leaves the page.
 
-use std::collections::BTreeMap;
-
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
 use super::ids::{is_valid_id, UserId, MAX_ID_LEN};
 use super::model::JobRecord;
-use super::wire::{self, Rules};
+use super::wire::{self, Field, Keys};
 
 /// The signed-in session: a user (`None` for guests and anonymous users) and, once known, the
 /// async channel the server minted for it. Stored as the session marker,
@@ -41,36 +38,22 @@ impl TryFrom<MarkerWire> for Session {
     }
 }
 
-/// What the app passes to `login`: `{ userId, channelId? }`. Other keys are collected to be
-/// refused (serde-wasm-bindgen reads only a JS object's known fields, so
-/// `deny_unknown_fields` would not see them).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What the app passes to `login`: `{ userId, channelId? }` ([`LOGIN_KEYS`]).
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 struct LoginWire {
-    user_id: UserId,
-    #[serde(default)]
-    channel_id: Option<String>,
-    #[serde(flatten)]
-    unknown: BTreeMap<String, IgnoredAny>,
+    user_id: Field<UserId>,
+    channel_id: Field<Option<String>>,
 }
 
-const LOGIN_RULES: Rules = Rules {
-    expected: "expected an object { userId, channelId? } (userId null for guests)",
-    field: login_rule,
+/// The keys `login` takes.
+pub const LOGIN_KEYS: Keys = Keys {
+    known: &["userId", "channelId"],
+    nested: None,
 };
 
 fn channel_rule() -> String {
     format!("`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters")
-}
-
-fn login_rule(field: &str) -> Option<String> {
-    Some(match field {
-        "userId" => "`userId` must be a non-empty string without control characters, a whole \
-                     number, or null (null for guests)"
-            .to_owned(),
-        "channelId" => channel_rule(),
-        _ => return None,
-    })
 }
 
 impl Session {
@@ -84,15 +67,43 @@ impl Session {
         })
     }
 
-    /// Reads what the app passes to `login`: `{ userId, channelId? }`.
-    pub fn from_login<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        let w: LoginWire = wire::read(value, &LOGIN_RULES).map_err(GuardError::InvalidSession)?;
-        if let Some(key) = w.unknown.keys().next() {
-            return Err(GuardError::InvalidSession(format!(
+    /// Reads what the app passes to `login`: `{ userId, channelId? }`. `value` makes a
+    /// deserializer of it each time it is called (it is read twice: its keys, then the session).
+    pub fn login_with<'de, D: Deserializer<'de>>(
+        value: impl Fn() -> D,
+    ) -> Result<Self, GuardError> {
+        let invalid = GuardError::InvalidSession;
+        if let Some(key) = LOGIN_KEYS.unknown(value()) {
+            return Err(invalid(format!(
                 "unknown field `{key}` (expected userId and optionally channelId)"
             )));
         }
-        Self::new(w.user_id, w.channel_id).map_err(GuardError::InvalidSession)
+        let w: LoginWire = wire::read(
+            value(),
+            "expected an object { userId, channelId? } (userId null for guests)",
+        )
+        .map_err(invalid)?;
+        let user_id = match w.user_id {
+            Field::Valid(user) => user,
+            Field::Missing => return Err(invalid("`userId` is required (null for guests)".into())),
+            Field::Invalid => {
+                return Err(invalid(
+                    "`userId` must be a non-empty string without control characters, a whole \
+                     number, or null (null for guests)"
+                        .into(),
+                ))
+            }
+        };
+        let channel_id = w
+            .channel_id
+            .nullable()
+            .map_err(|_| invalid(channel_rule()))?;
+        Self::new(user_id, channel_id).map_err(invalid)
+    }
+
+    /// [`login_with`](Self::login_with) from a deserializer that can be copied (`&Value`).
+    pub fn from_login<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
+        Self::login_with(|| value)
     }
 
     /// Reads a stored session marker's text; anything malformed is `None`.

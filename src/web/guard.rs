@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::Serialize;
+use serde_wasm_bindgen::Deserializer;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
@@ -39,14 +40,19 @@ struct PurgeResult {
 
 /// Splits the constructor's options into the `fetch` function and the rest, read by the core.
 fn read_options(options: JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
+    let read = |options: &JsValue| {
+        guarded(GuardOptions::read_with(|| {
+            Deserializer::from(options.clone())
+        }))
+    };
     let invalid = |m: &str| to_js_error(&GuardError::InvalidOptions(m.to_owned()));
     if !options.is_object() {
-        return Ok((from_js(options, GuardOptions::read)?, None));
+        return Ok((read(&options)?, None));
     }
     let fetch = js_sys::Reflect::get(&options, &JsValue::from_str("fetch"))
         .map_err(|_| invalid("cannot read `fetch`"))?;
     if fetch.is_undefined() || fetch.is_null() {
-        return Ok((from_js(options, GuardOptions::read)?, None));
+        return Ok((read(&options)?, None));
     }
     let fetch = fetch
         .dyn_into::<js_sys::Function>()
@@ -54,7 +60,7 @@ fn read_options(options: JsValue) -> Result<(GuardOptions, Option<js_sys::Functi
     // A shallow copy without the function, for the core to read.
     let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
     let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str("fetch"));
-    Ok((from_js(rest.into(), GuardOptions::read)?, Some(fetch)))
+    Ok((read(&rest)?, Some(fetch)))
 }
 
 impl JobGuard {
@@ -150,7 +156,7 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let session = from_js(session, Session::from_login)?;
+        let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
         let purged = self.with(|g| {
             let user = session.user_id.clone();
             let (purged, before) = guarded(g.store.sign_in(session))?;

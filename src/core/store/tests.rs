@@ -48,7 +48,7 @@ fn tab_with(
 }
 
 fn login(user: Value, channel: Option<&str>) -> Session {
-    Session::from_login(json!({"userId": user, "channelId": channel})).unwrap()
+    Session::from_login(&json!({"userId": user, "channelId": channel})).unwrap()
 }
 
 fn meta(job: &str, user: Value, channel: &str, status: &str) -> JobMetadata {
