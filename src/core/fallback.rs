@@ -8,8 +8,6 @@
 //! - A removal the primary refuses is remembered (a tombstone), so the value reads as absent in
 //!   this tab even though the browser kept it.
 
-use std::collections::BTreeSet;
-
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -44,8 +42,8 @@ pub struct FallbackStorage<S> {
     memory_only: Option<Option<String>>,
     /// Values the primary refused, kept for this tab.
     overlay: MemoryStorage,
-    /// Keys the primary refused to remove: absent here.
-    tombstones: BTreeSet<String>,
+    /// Keys the primary refused to remove: absent here. (Few: a list.)
+    tombstones: Vec<String>,
     last_error: Option<StorageError>,
 }
 
@@ -56,7 +54,7 @@ impl<S: KeyValue> FallbackStorage<S> {
             primary,
             memory_only: None,
             overlay: MemoryStorage::new(),
-            tombstones: BTreeSet::new(),
+            tombstones: Vec::new(),
             last_error: None,
         }
     }
@@ -93,7 +91,7 @@ impl<S: KeyValue> FallbackStorage<S> {
     /// The value under `key`; a read that fails is an absent value, a value that is not a
     /// `T` an `Unreadable` error.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        if self.tombstones.contains(key) {
+        if self.is_tombstone(key) {
             return Ok(None);
         }
         if self.overlay.contains(key) {
@@ -109,7 +107,7 @@ impl<S: KeyValue> FallbackStorage<S> {
     /// is an empty one.
     pub fn keys(&self) -> Vec<String> {
         let mut keys = self.primary.keys().unwrap_or_default();
-        keys.retain(|k| !self.tombstones.contains(k) && !self.overlay.contains(k));
+        keys.retain(|k| !self.is_tombstone(k) && !self.overlay.contains(k));
         keys.extend(self.overlay.keys().unwrap_or_default());
         keys
     }
@@ -130,7 +128,7 @@ impl<S: KeyValue> FallbackStorage<S> {
         match self.primary.set(key, value) {
             Ok(()) => {
                 let _ = self.overlay.remove(key);
-                self.tombstones.remove(key);
+                self.tombstones.retain(|k| k != key);
                 self.heal();
                 Ok(())
             }
@@ -156,36 +154,39 @@ impl<S: KeyValue> FallbackStorage<S> {
             if self.primary.remove(&key).is_err() {
                 return;
             }
-            self.tombstones.remove(&key);
+            self.tombstones.retain(|k| *k != key);
         }
     }
 
     /// Keys whose removal the primary refused.
     pub fn tombstones(&self) -> Vec<String> {
-        self.tombstones.iter().cloned().collect()
+        self.tombstones.clone()
+    }
+
+    fn is_tombstone(&self, key: &str) -> bool {
+        self.tombstones.iter().any(|k| k == key)
     }
 
     /// Keeps `value` in this tab's memory: the primary refused it.
     pub fn keep_in_memory<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
         let _ = self.overlay.set(key, value);
-        self.tombstones.remove(key);
+        self.tombstones.retain(|k| k != key);
     }
 
     /// Removes `key`. If the primary refuses, the key reads as absent here from now on.
     pub fn remove(&mut self, key: &str) {
         let _ = self.overlay.remove(key);
         match self.primary.remove(key) {
-            Ok(()) => {
-                self.tombstones.remove(key);
-            }
+            Ok(()) => self.tombstones.retain(|k| k != key),
             Err(e) => {
-                if self.primary.get::<Value>(key).is_ok_and(|v| v.is_some())
+                // Remembered only if the key is still there (a value, or an unreadable one).
+                let still_there = self.primary.get::<Value>(key).is_ok_and(|v| v.is_some())
                     || self
                         .primary
                         .keys()
-                        .is_ok_and(|k| k.iter().any(|k| k == key))
-                {
-                    self.tombstones.insert(key.to_owned());
+                        .is_ok_and(|k| k.iter().any(|k| k == key));
+                if still_there && !self.is_tombstone(key) {
+                    self.tombstones.push(key.to_owned());
                 }
                 self.last_error = Some(e);
             }

@@ -258,23 +258,9 @@ impl JobRecord {
     }
 }
 
-/// The length of `value`'s JSON, counted by a writer that keeps nothing.
+/// The length of `value`'s JSON, as gloo-storage would write it.
 pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
+    serde_json::to_vec(value).map_or(usize::MAX, |json| json.len())
 }
 
 #[cfg(test)]

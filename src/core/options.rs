@@ -1,9 +1,8 @@
 //! The guard's options: what the constructor accepts, validated.
 
-use std::collections::BTreeMap;
-
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
 
 use super::error::GuardError;
 use super::retry::RetryPolicy;
@@ -72,7 +71,7 @@ struct OptionsWire {
     max_jobs: Field<Option<f64>>,
     storage: Field<Option<StorageKind>>,
     cancel_url: Field<Option<String>>,
-    headers: Field<Option<BTreeMap<String, Field<String>>>>,
+    headers: Field<Option<Map<String, Value>>>,
     retry: Field<Option<RetryWire>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
@@ -231,8 +230,10 @@ impl TryFrom<OptionsWire> for GuardOptions {
                 return Err(refuse("headers"));
             }
             for (name, value) in headers {
-                match value.valid() {
-                    Some(value) if is_token(&name) && !value.contains(['\r', '\n', '\0']) => {
+                match value {
+                    Value::String(value)
+                        if is_token(&name) && !value.contains(['\r', '\n', '\0']) =>
+                    {
                         o.headers.push((name, value));
                     }
                     _ => return Err(refuse(&format!("headers.{name}"))),

@@ -166,15 +166,6 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// channel the session has not seen means the server minted a new one: the session adopts
     /// it and drops the records of the old channel, which this session can no longer cancel.
     pub fn record_job(&mut self, meta: JobMetadata) -> Result<JobRecord, GuardError> {
-        self.record_job_checked(meta).map(|(record, _)| record)
-    }
-
-    /// [`record_job`](Self::record_job), also giving what [`check_cancel`](Self::check_cancel)
-    /// would now answer for the job, decided from the record and session just written.
-    pub fn record_job_checked(
-        &mut self,
-        meta: JobMetadata,
-    ) -> Result<(JobRecord, CancelCheck), GuardError> {
         let mut session = self.session().ok_or(GuardError::NoSession)?;
         if meta.user_id != session.user_id {
             return Err(GuardError::NotJobOwner {
@@ -201,24 +192,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let key = self.keys.job(&record.job_id);
         self.put(&key, &record, Some(&session));
         self.evict_over_limit(&record.job_id);
-        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
-        Ok((record, check))
+        Ok(record)
     }
 
     /// Applies an event from the async stream to the session's record of its job. Events for
     /// jobs that are not the session's return `None` and change nothing; a terminal record
     /// keeps its final status.
     pub fn apply_event(&mut self, event: JobMetadata) -> Result<Option<JobRecord>, GuardError> {
-        self.apply_event_checked(event)
-            .map(|applied| applied.map(|(record, _)| record))
-    }
-
-    /// [`apply_event`](Self::apply_event), also giving what
-    /// [`check_cancel`](Self::check_cancel) would now answer for the job.
-    pub fn apply_event_checked(
-        &mut self,
-        event: JobMetadata,
-    ) -> Result<Option<(JobRecord, CancelCheck)>, GuardError> {
         let Some(session) = self.session() else {
             return Ok(None);
         };
@@ -229,8 +209,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return Ok(None);
         };
         if record.status.is_terminal() {
-            let check = decide(Some(&session), Some(record.clone()), &event.job_id);
-            return Ok(Some((record, check)));
+            return Ok(Some(record));
         }
         record.status = event.status;
         record.errors = event.errors;
@@ -239,8 +218,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         record.trim_to_fit()?;
         let key = self.keys.job(&record.job_id);
         self.put(&key, &record, Some(&session));
-        let check = decide(Some(&session), Some(record.clone()), &record.job_id);
-        Ok(Some((record, check)))
+        Ok(Some(record))
     }
 
     /// The session's record of `job_id`, if it has one.
