@@ -6,7 +6,6 @@
 //! memory mode use [`MemoryStorage`]. Failures are values ([`StorageError`]), never panics.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::de::DeserializeOwned;
@@ -43,10 +42,12 @@ pub fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StorageError> {
 }
 
 /// Storage in memory, keys in order: the memory mode, the memory layer beside a refusing
-/// `localStorage`, and the tests' stand-in for `localStorage`.
+/// `localStorage`, and the tests' stand-in for `localStorage`. (A sorted list: it holds at
+/// most a guard's records, and a list is less code in the module than a second `BTreeMap`
+/// beside serde_json's.)
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStorage {
-    entries: BTreeMap<String, String>,
+    entries: Vec<(String, String)>,
 }
 
 impl MemoryStorage {
@@ -59,17 +60,29 @@ impl MemoryStorage {
     }
 
     pub fn contains(&self, key: &str) -> bool {
-        self.entries.contains_key(key)
+        self.find(key).is_ok()
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
     /// The stored text under `key` (what `localStorage.getItem` would give).
     pub fn text(&self, key: &str) -> Option<&str> {
-        self.entries.get(key).map(String::as_str)
+        let i = self.find(key).ok()?;
+        self.entries.get(i).map(|(_, v)| v.as_str())
     }
 
     /// Puts raw text under `key`, as other code in the page could.
     pub fn set_text(&mut self, key: &str, text: &str) {
-        self.entries.insert(key.to_owned(), text.to_owned());
+        match self.find(key) {
+            Ok(i) => {
+                if let Some(entry) = self.entries.get_mut(i) {
+                    entry.1 = text.to_owned();
+                }
+            }
+            Err(i) => self.entries.insert(i, (key.to_owned(), text.to_owned())),
+        }
     }
 }
 
@@ -79,15 +92,17 @@ impl KeyValue for MemoryStorage {
     }
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
         let text = to_json(value)?;
-        self.entries.insert(key.to_owned(), text);
+        self.set_text(key, &text);
         Ok(())
     }
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        self.entries.remove(key);
+        if let Ok(i) = self.find(key) {
+            self.entries.remove(i);
+        }
         Ok(())
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
-        Ok(self.entries.keys().cloned().collect())
+        Ok(self.entries.iter().map(|(k, _)| k.clone()).collect())
     }
     fn count(&self) -> Result<usize, StorageError> {
         Ok(self.entries.len())
