@@ -222,9 +222,18 @@ impl JobRecord {
         json_len(self)
     }
 
-    /// Whether the record's JSON fits in [`MAX_RECORD_BYTES`].
+    /// Whether the record's JSON fits in [`MAX_RECORD_BYTES`]. Counted exactly only when a
+    /// bound says it might not: each byte of a string takes at most 6 in JSON (`\u001f`), and
+    /// the field names, punctuation, status and timestamps under 200.
     pub fn fits(&self) -> bool {
-        self.stored_len() <= MAX_RECORD_BYTES
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let strings = self.channel_id.len()
+            + self.job_id.len()
+            + text(&self.user_id)
+            + text(&self.result_url);
+        let bound = 200 + 6 * strings;
+        (self.errors.is_empty() && bound <= MAX_RECORD_BYTES)
+            || self.stored_len() <= MAX_RECORD_BYTES
     }
 
     /// Refuses a record whose JSON would not fit (`invalid_job`).
@@ -455,6 +464,22 @@ mod tests {
             None,
             "oversized in storage"
         );
+    }
+
+    #[test]
+    fn the_size_bound_never_says_a_record_fits_when_it_does_not() {
+        let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
+        rec.status = JobStatus::Cancelled;
+        for n in [0, 1, 100, 2000, 2600, 2700, 2800, 5000] {
+            for fill in ["x", "\u{1}", "\"", "é"] {
+                rec.result_url = Some(fill.repeat(n));
+                assert_eq!(
+                    rec.fits(),
+                    rec.stored_len() <= MAX_RECORD_BYTES,
+                    "{n} {fill:?}"
+                );
+            }
+        }
     }
 
     #[test]
