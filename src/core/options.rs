@@ -103,46 +103,29 @@ pub const KEYS: Keys = Keys {
     nested: Some(("retry", KNOWN_RETRY)),
 };
 
-/// The rule each option keeps, as its error message says it.
-fn rule(field: &str) -> Option<String> {
-    Some(match field {
-        "namespace" => format!(
-            "`namespace` must be a non-empty string of at most {MAX_NAMESPACE_LEN} characters without ':'"
-        ),
-        "ttlSeconds" => format!(
-            "`ttlSeconds` must be a number of seconds above 0 and at most {MAX_TTL_SECONDS}"
-        ),
-        "maxJobs" => whole_rule("maxJobs", 1, MAX_MAX_JOBS as u64),
-        "storage" => "`storage` must be \"local\" or \"memory\"".to_owned(),
-        "cancelUrl" => format!(
-            "`cancelUrl` must be a URL of at most {MAX_CANCEL_URL_LEN} characters containing {PLACEHOLDER}"
-        ),
-        "headers" => format!(
-            "`headers` must be an object of at most {MAX_HEADERS} header names to string values"
-        ),
-        "retry" => "`retry` must be an object".to_owned(),
-        "retry.attempts" => whole_rule("retry.attempts", 1, u64::from(MAX_ATTEMPTS)),
-        "retry.baseDelayMs" => whole_rule("retry.baseDelayMs", 0, MAX_BASE_DELAY_MS),
-        "retry.maxDelayMs" => whole_rule("retry.maxDelayMs", 0, MAX_MAX_DELAY_MS),
-        "fetch" => "`fetch` must be a function like window.fetch".to_owned(),
-        header => match header.strip_prefix("headers.") {
-            Some(name) => format!("`headers.{name}` must be a valid header name with a string value"),
-            None => return None,
-        },
-    })
-}
+// The rule each option keeps, as its error message says it (a test checks the numbers against
+// the constants above).
+const NAMESPACE_RULE: &str =
+    "`namespace` must be a non-empty string of at most 64 characters without ':'";
+const TTL_RULE: &str = "`ttlSeconds` must be a number of seconds above 0 and at most 31622400";
+const MAX_JOBS_RULE: &str = "`maxJobs` must be a whole number from 1 to 10000";
+const STORAGE_RULE: &str = "`storage` must be \"local\" or \"memory\"";
+const CANCEL_URL_RULE: &str =
+    "`cancelUrl` must be a URL of at most 2048 characters containing {job_id}";
+const HEADERS_RULE: &str =
+    "`headers` must be an object of at most 32 header names to string values";
+const RETRY_RULE: &str = "`retry` must be an object";
+const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
+const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
+const MAX_DELAY_RULE: &str = "`retry.maxDelayMs` must be a whole number from 0 to 300000";
 
-fn whole_rule(option: &str, min: u64, max: u64) -> String {
-    format!("`{option}` must be a whole number from {min} to {max}")
-}
-
-fn refuse(field: &str) -> GuardError {
-    GuardError::InvalidOptions(rule(field).unwrap_or_else(|| format!("`{field}` is not valid")))
+fn refuse(rule: &str) -> GuardError {
+    GuardError::InvalidOptions(rule.to_owned())
 }
 
 /// An option: absent or `null` keeps the default (`None`); the wrong type breaks its rule.
-fn take<T>(field: Field<Option<T>>, name: &str) -> Result<Option<T>, GuardError> {
-    field.nullable().map_err(|_| refuse(name))
+fn take<T>(field: Field<Option<T>>, rule: &str) -> Result<Option<T>, GuardError> {
+    field.nullable().map_err(|_| refuse(rule))
 }
 
 /// `v` if it is a whole number from `min` to `max`.
@@ -189,7 +172,7 @@ impl TryFrom<OptionsWire> for GuardOptions {
 
     fn try_from(w: OptionsWire) -> Result<Self, GuardError> {
         let mut o = GuardOptions::default();
-        if let Some(ns) = take(w.namespace, "namespace")? {
+        if let Some(ns) = take(w.namespace, NAMESPACE_RULE)? {
             let ok = !ns.is_empty()
                 && ns.chars().count() <= MAX_NAMESPACE_LEN
                 && !ns.contains(':')
@@ -197,37 +180,37 @@ impl TryFrom<OptionsWire> for GuardOptions {
             o.namespace = if ok {
                 ns
             } else {
-                return Err(refuse("namespace"));
+                return Err(refuse(NAMESPACE_RULE));
             };
         }
-        if let Some(s) = take(w.ttl_seconds, "ttlSeconds")? {
+        if let Some(s) = take(w.ttl_seconds, TTL_RULE)? {
             let max_ms = u64::from(MAX_TTL_SECONDS) * 1000;
             let ms = (s * 1000.0).round();
             if !(s > 0.0 && ms <= max_ms as f64) {
-                return Err(refuse("ttlSeconds"));
+                return Err(refuse(TTL_RULE));
             }
             o.ttl_ms = (ms as u64).max(1);
         }
-        if let Some(n) = take(w.max_jobs, "maxJobs")? {
-            let n = whole(n, 1, MAX_MAX_JOBS as u64).ok_or_else(|| refuse("maxJobs"))?;
-            o.max_jobs = usize::try_from(n).map_err(|_| refuse("maxJobs"))?;
+        if let Some(n) = take(w.max_jobs, MAX_JOBS_RULE)? {
+            let n = whole(n, 1, MAX_MAX_JOBS as u64).ok_or_else(|| refuse(MAX_JOBS_RULE))?;
+            o.max_jobs = usize::try_from(n).map_err(|_| refuse(MAX_JOBS_RULE))?;
         }
-        if let Some(kind) = take(w.storage, "storage")? {
+        if let Some(kind) = take(w.storage, STORAGE_RULE)? {
             o.storage = kind;
         }
-        if let Some(url) = take(w.cancel_url, "cancelUrl")? {
+        if let Some(url) = take(w.cancel_url, CANCEL_URL_RULE)? {
             let ok = url.contains(PLACEHOLDER)
                 && url.len() <= MAX_CANCEL_URL_LEN
                 && !url.chars().any(char::is_control);
             o.cancel_url = if ok {
                 url
             } else {
-                return Err(refuse("cancelUrl"));
+                return Err(refuse(CANCEL_URL_RULE));
             };
         }
-        if let Some(headers) = take(w.headers, "headers")? {
+        if let Some(headers) = take(w.headers, HEADERS_RULE)? {
             if headers.len() > MAX_HEADERS {
-                return Err(refuse("headers"));
+                return Err(refuse(HEADERS_RULE));
             }
             for (name, value) in headers {
                 match value {
@@ -236,11 +219,15 @@ impl TryFrom<OptionsWire> for GuardOptions {
                     {
                         o.headers.push((name, value));
                     }
-                    _ => return Err(refuse(&format!("headers.{name}"))),
+                    _ => {
+                        return Err(GuardError::InvalidOptions(format!(
+                            "`headers.{name}` must be a valid header name with a string value"
+                        )))
+                    }
                 }
             }
         }
-        if let Some(r) = take(w.retry, "retry")? {
+        if let Some(r) = take(w.retry, RETRY_RULE)? {
             let read =
                 |v: Field<Option<f64>>, field: &str, min: u64, max: u64, default: u64| match v
                     .nullable()
@@ -253,21 +240,21 @@ impl TryFrom<OptionsWire> for GuardOptions {
             o.retry = RetryPolicy {
                 attempts: read(
                     r.attempts,
-                    "retry.attempts",
+                    ATTEMPTS_RULE,
                     1,
                     u64::from(MAX_ATTEMPTS),
                     u64::from(d.attempts),
                 )? as u32,
                 base_delay_ms: read(
                     r.base_delay_ms,
-                    "retry.baseDelayMs",
+                    BASE_DELAY_RULE,
                     0,
                     MAX_BASE_DELAY_MS,
                     d.base_delay_ms,
                 )?,
                 max_delay_ms: read(
                     r.max_delay_ms,
-                    "retry.maxDelayMs",
+                    MAX_DELAY_RULE,
                     0,
                     MAX_MAX_DELAY_MS,
                     d.max_delay_ms,
@@ -322,6 +309,23 @@ mod tests {
             "/api/v1/async_event/a%2Fb%3Fc%3Dd%23e%20f/cancel"
         );
         assert_eq!(encode_uri_component("é!~*'()_.-"), "%C3%A9!~*'()_.-");
+    }
+
+    #[test]
+    fn the_messages_state_the_limits_in_force() {
+        for (rule, limit) in [
+            (NAMESPACE_RULE, MAX_NAMESPACE_LEN as u64),
+            (TTL_RULE, u64::from(MAX_TTL_SECONDS)),
+            (MAX_JOBS_RULE, MAX_MAX_JOBS as u64),
+            (CANCEL_URL_RULE, MAX_CANCEL_URL_LEN as u64),
+            (HEADERS_RULE, MAX_HEADERS as u64),
+            (ATTEMPTS_RULE, u64::from(MAX_ATTEMPTS)),
+            (BASE_DELAY_RULE, MAX_BASE_DELAY_MS),
+            (MAX_DELAY_RULE, MAX_MAX_DELAY_MS),
+        ] {
+            assert!(rule.contains(&format!(" {limit}")), "{rule}");
+        }
+        assert!(CANCEL_URL_RULE.contains(PLACEHOLDER));
     }
 
     #[test]
