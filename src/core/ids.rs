@@ -90,32 +90,10 @@ impl<'de> Visitor<'de> for UserIdVisitor {
     }
 }
 
-/// `v` as a whole number if it is one a JS number holds exactly (0 to 2^53 - 1).
+/// `v` as a whole number if it is one a JS number holds exactly (0 to 2^53 - 1): user ids
+/// and timestamps that JS wrote as `7.0` or `1.7e12`.
 pub fn exact_whole(v: f64) -> Option<u64> {
     (v >= 0.0 && v.fract() == 0.0 && v <= MAX_SAFE_INTEGER as f64).then_some(v as u64)
-}
-
-/// A timestamp in whole, non-negative milliseconds. Written as `1700000000000` by this crate; a
-/// JS writer may write `1700000000000.0` or `1.7e12`, which is the same time. For
-/// `#[serde(deserialize_with = "...")]`.
-pub fn timestamp<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-    struct Ms;
-    impl Visitor<'_> for Ms {
-        type Value = u64;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("whole milliseconds")
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
-            Ok(v)
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-            u64::try_from(v).map_err(|_| E::custom("a timestamp is never negative"))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-            exact_whole(v).ok_or_else(|| E::custom("a timestamp is whole milliseconds"))
-        }
-    }
-    deserializer.deserialize_any(Ms)
 }
 
 #[cfg(test)]
@@ -161,12 +139,12 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_are_whole_non_negative_milliseconds() {
-        let read = |v: serde_json::Value| timestamp(&v).ok();
-        assert_eq!(read(json!(1_796_228_787_559u64)), Some(1_796_228_787_559));
-        assert_eq!(read(json!(1_796_228_787_559.0)), Some(1_796_228_787_559));
-        assert_eq!(read(json!(1.5)), None);
-        assert_eq!(read(json!(-1)), None);
-        assert_eq!(read(json!("1")), None);
+    fn whole_numbers_are_the_ones_a_js_number_holds_exactly() {
+        assert_eq!(exact_whole(1_796_228_787_559.0), Some(1_796_228_787_559));
+        assert_eq!(exact_whole(0.0), Some(0));
+        assert_eq!(exact_whole(MAX_SAFE_INTEGER as f64), Some(MAX_SAFE_INTEGER));
+        for v in [1.5, -1.0, 9.1e15, f64::NAN, f64::INFINITY] {
+            assert_eq!(exact_whole(v), None, "{v}");
+        }
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::{is_reserved_id, is_valid_id, timestamp, UserId, MAX_ID_LEN};
+use super::ids::{exact_whole, is_reserved_id, is_valid_id, UserId, MAX_ID_LEN};
 use super::wire::{self, Field};
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
@@ -170,10 +170,8 @@ struct RecordWire {
     errors: Option<Vec<Value>>,
     #[serde(default)]
     result_url: Option<String>,
-    #[serde(deserialize_with = "timestamp")]
-    created_at: u64,
-    #[serde(deserialize_with = "timestamp")]
-    updated_at: u64,
+    created_at: f64,
+    updated_at: f64,
 }
 
 impl TryFrom<RecordWire> for JobRecord {
@@ -188,7 +186,12 @@ impl TryFrom<RecordWire> for JobRecord {
             errors: Field::Valid(w.errors),
             result_url: Field::Valid(w.result_url),
         })?;
-        Ok(Self::new(meta, w.created_at, w.updated_at))
+        // Whole, non-negative milliseconds. Written as `1700000000000` by this crate; a JS
+        // writer may write `1700000000000.0` or `1.7e12`, which is the same time.
+        match (exact_whole(w.created_at), exact_whole(w.updated_at)) {
+            (Some(created_at), Some(updated_at)) => Ok(Self::new(meta, created_at, updated_at)),
+            _ => Err("`created_at` and `updated_at` are whole milliseconds".to_owned()),
+        }
     }
 }
 

@@ -23,8 +23,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Evicts the session's terminal records, oldest first, until about `needed` bytes are
     /// free; returns how many it evicted.
     pub(super) fn make_room(&mut self, needed: usize, keep: &str, session: &Session) -> usize {
-        // (age, key, bytes): keys are unique, so the order is exact.
-        let mut candidates: Vec<(u64, String, usize)> = Vec::new();
+        let mut candidates = Vec::new();
         for id in self.job_ids() {
             let key = self.keys.job(&id);
             if key == keep {
@@ -32,21 +31,21 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             }
             if let Ok(Some(r)) = self.storage.get::<JobRecord>(&key) {
                 if r.status.is_terminal() && session.owns_record(&r) {
-                    let size = key.len() + r.stored_len();
-                    candidates.push((r.created_at, key, size));
+                    candidates.push(r);
                 }
             }
         }
-        candidates.sort_unstable();
+        sort_records(&mut candidates, false);
         let mut freed = 0;
         let mut evicted = 0;
-        for (_, key, size) in candidates {
+        for record in candidates {
             if freed >= needed {
                 break;
             }
+            let key = self.keys.job(&record.job_id);
+            freed += key.len() + record.stored_len();
             self.storage.remove(&key);
             self.stats.removed.evicted_for_space += 1;
-            freed += size;
             evicted += 1;
         }
         evicted
@@ -153,14 +152,21 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return;
         }
         let excess = records.len() - self.max_jobs;
-        // Finished jobs go first, then the oldest (ties by job id: the order is exact).
-        records.sort_by(|a, b| {
-            let rank = |r: &JobRecord| (!r.status.is_terminal(), r.created_at);
-            (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
-        });
+        // Finished jobs go first, then the oldest.
+        sort_records(&mut records, true);
         for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
             self.stats.removed.evicted_over_limit += 1;
             self.storage.remove(&self.keys.job(&record.job_id));
         }
     }
+}
+
+/// Oldest first, ties by job id (ids are unique, so the order is exact); with
+/// `finished_first`, terminal records before the others. (One sort for every caller: each
+/// `sort_by` closure is a copy of the sort in the module.)
+pub(super) fn sort_records(records: &mut [JobRecord], finished_first: bool) {
+    records.sort_by(|a, b| {
+        let rank = |r: &JobRecord| (finished_first && !r.status.is_terminal(), r.created_at);
+        (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
+    });
 }

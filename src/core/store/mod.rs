@@ -236,7 +236,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         for id in self.job_ids() {
             records.extend(self.load_owned(&id, &session));
         }
-        records.sort_by(|a, b| (a.created_at, &a.job_id).cmp(&(b.created_at, &b.job_id)));
+        cleanup::sort_records(&mut records, false);
         records
     }
 
