@@ -128,7 +128,7 @@ impl<S: KeyValue> FallbackStorage<S> {
         match self.primary.set(key, value) {
             Ok(()) => {
                 let _ = self.overlay.remove(key);
-                self.tombstones.retain(|k| k != key);
+                self.clear_tombstone(key);
                 self.heal();
                 Ok(())
             }
@@ -154,7 +154,7 @@ impl<S: KeyValue> FallbackStorage<S> {
             if self.primary.remove(&key).is_err() {
                 return;
             }
-            self.tombstones.retain(|k| *k != key);
+            self.clear_tombstone(&key);
         }
     }
 
@@ -167,24 +167,27 @@ impl<S: KeyValue> FallbackStorage<S> {
         self.tombstones.iter().any(|k| k == key)
     }
 
+    fn clear_tombstone(&mut self, key: &str) {
+        self.tombstones.retain(|k| k != key);
+    }
+
     /// Keeps `value` in this tab's memory: the primary refused it.
     pub fn keep_in_memory<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
         let _ = self.overlay.set(key, value);
-        self.tombstones.retain(|k| k != key);
+        self.clear_tombstone(key);
     }
 
     /// Removes `key`. If the primary refuses, the key reads as absent here from now on.
     pub fn remove(&mut self, key: &str) {
         let _ = self.overlay.remove(key);
         match self.primary.remove(key) {
-            Ok(()) => self.tombstones.retain(|k| k != key),
+            Ok(()) => self.clear_tombstone(key),
             Err(e) => {
-                // Remembered only if the key is still there (a value, or an unreadable one).
-                let still_there = self.primary.get::<Value>(key).is_ok_and(|v| v.is_some())
-                    || self
-                        .primary
-                        .keys()
-                        .is_ok_and(|k| k.iter().any(|k| k == key));
+                // Remembered if the key is still there (or the storage cannot say).
+                let still_there = self
+                    .primary
+                    .keys()
+                    .map_or(true, |k| k.iter().any(|k| k == key));
                 if still_there && !self.is_tombstone(key) {
                     self.tombstones.push(key.to_owned());
                 }

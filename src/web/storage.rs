@@ -19,6 +19,7 @@ use gloo_storage::errors::StorageError as GlooError;
 use gloo_storage::Storage as _;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
@@ -91,10 +92,12 @@ impl LocalBackend {
         // A storage that holds something can be read; if it is merely full, writes degrade
         // one by one. An empty one that refuses a write is unusable.
         if backend.count().unwrap_or(0) == 0 {
-            backend.set(probe_key, &1).map_err(|e| StorageError {
-                kind: StorageErrorKind::Unavailable,
-                ..e
-            })?;
+            backend
+                .set(probe_key, &Value::Null)
+                .map_err(|e| StorageError {
+                    kind: StorageErrorKind::Unavailable,
+                    ..e
+                })?;
             let _ = backend.remove(probe_key);
         }
         Ok(backend)

@@ -113,13 +113,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.clock.now_ms().saturating_sub(record.created_at) > self.ttl_ms
     }
 
-    /// Removes the records for which `doomed` holds (untrustworthy ones go too); returns how
-    /// many records it removed.
-    pub(super) fn purge_where(&mut self, doomed: impl Fn(&JobRecord) -> bool) -> usize {
+    /// Removes every record that is not `owner`'s (every record without one; untrustworthy
+    /// ones go too); returns how many records it removed.
+    pub(super) fn purge_except(&mut self, owner: Option<&Session>) -> usize {
         let mut purged = 0;
         for id in self.job_ids() {
             if let Ok(record) = self.load(&id) {
-                if doomed(&record) {
+                if !owner.is_some_and(|s| s.owns_record(&record)) {
                     self.storage.remove(&self.keys.job(&id));
                     purged += 1;
                 }

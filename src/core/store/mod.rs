@@ -132,10 +132,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                     // write (records of anyone else are never returned and go when read).
                     return Ok((0, previous));
                 }
-                let purged = self.purge_where(|r| !merged.owns_record(r));
+                let purged = self.purge_except(Some(&merged));
                 (merged, purged)
             }
-            _ => (session, self.purge_where(|_| true)),
+            _ => (session, self.purge_except(None)),
         };
         self.write_session(&session)?;
         Ok((purged, previous))
@@ -187,7 +187,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         record.check_fits()?;
         if adopts_channel {
             self.write_session(&session)?;
-            self.purge_where(|r| !session.owns_record(r));
+            self.purge_except(Some(&session));
         }
         let key = self.keys.job(&record.job_id);
         self.put(&key, &record, Some(&session));
