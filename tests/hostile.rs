@@ -292,6 +292,70 @@ fn reads_that_throw_are_absent_values_not_exceptions() {
 }
 
 #[wasm_bindgen_test]
+fn thrown_values_that_are_not_errors_never_escape_or_wedge_the_guard() {
+    // gloo-storage converts what `setItem` throws only if it is an `Error` (anything else
+    // reaches its `unreachable!`), and `expect_throw`s on the other methods: the adapter its
+    // `raw()` hands out must absorb all of it.
+    fresh("h-odd");
+    let g = guard(json!({ "namespace": "h-odd" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-0", "running")).unwrap();
+    let restore = patch_method("getItem", "throw 42;");
+    let check = g.check_cancel("job-0".into());
+    mend(restore);
+    assert_eq!(
+        rust(&check.unwrap())["reason"],
+        "no_session",
+        "fails closed"
+    );
+
+    let restore = patch_method("setItem", r#"throw "no room";"#);
+    let recorded = g.record_job(meta("job-1", "running"));
+    mend(restore);
+    assert_eq!(rust(&recorded.unwrap())["job_id"], "job-1");
+    assert_eq!(
+        rust(&g.job("job-1".into()).unwrap())["job_id"],
+        "job-1",
+        "kept in memory"
+    );
+    let status = rust(&g.storage().unwrap());
+    assert_eq!(status["kind"], "degraded");
+    assert!(
+        status["reason"].as_str().unwrap().contains("no room"),
+        "{status}"
+    );
+
+    let restore = patch_method("getItem", "throw 42;");
+    let check = g.check_cancel("job-1".into());
+    mend(restore);
+    assert_eq!(
+        rust(&check.unwrap())["reason"],
+        "no_session",
+        "fails closed"
+    );
+
+    let restore = patch_method("removeItem", "throw { odd: true };");
+    let out = g.logout();
+    mend(restore);
+    assert_eq!(rust(&out.unwrap())["purged"], 2);
+    assert_eq!(rust(&g.session().unwrap()), Value::Null);
+
+    // Still usable: a new session, a job, and a clean logout.
+    g.login(js(json!({ "userId": 2 }))).unwrap();
+    g.record_job(js(
+        json!({"channel_id": "chan-1", "job_id": "job-2", "user_id": "2",
+        "status": "running", "errors": [], "result_url": null}),
+    ))
+    .unwrap();
+    assert_eq!(
+        rust(&g.check_cancel("job-2".into()).unwrap())["allowed"],
+        true
+    );
+    g.logout().unwrap();
+    assert!(keys_of("h-odd").is_empty(), "{:?}", keys_of("h-odd"));
+}
+
+#[wasm_bindgen_test]
 fn removals_that_throw_still_log_out_this_tab() {
     fresh("h-remove");
     let g = guard(json!({ "namespace": "h-remove" }));
