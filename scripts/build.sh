@@ -14,11 +14,13 @@ rm -f pkg/.gitignore pkg/bundler/.gitignore
 # wasm-opt from the npm package binaryen (never Debian's: its wasm-opt 108 makes modules that
 # fail to load), with the wasm features the module uses. -O1 with dead-argument elimination,
 # until nothing changes: the higher levels inline more and make the module larger gzipped
-# (docs/measurements.md).
+# (docs/measurements.md). It drops the name section (no --debuginfo); the target_features
+# and producers sections go too.
 features=(--enable-reference-types --enable-bulk-memory --enable-sign-ext --enable-mutable-globals
   --enable-nontrapping-float-to-int --enable-multivalue)
 for wasm in pkg/superset_job_guard_bg.wasm pkg/bundler/superset_job_guard_bg.wasm; do
-  node_modules/.bin/wasm-opt -O1 --dae-optimizing --converge "${features[@]}" "$wasm" -o "$wasm"
+  node_modules/.bin/wasm-opt -O1 --dae-optimizing --converge --strip-target-features --strip-producers \
+    "${features[@]}" "$wasm" -o "$wasm"
 done
 # Minified glue and snippets: scripts/minify.mjs.
 node scripts/minify.mjs
