@@ -161,11 +161,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 }
 
-/// Oldest first, ties by job id (ids are unique, so the order is exact); with
-/// `finished_first`, terminal records before the others. (One sort for every caller: each
-/// `sort_by` closure is a copy of the sort in the module.)
+/// Oldest first, ties by job id; with `finished_first`, terminal records before the others.
+/// Job ids are unique in a store, so the order is total and an unstable sort gives the same
+/// order as a stable one, with less code. (One sort for every caller: each sort closure is a
+/// copy of the sort in the module.)
 pub(super) fn sort_records(records: &mut [JobRecord], finished_first: bool) {
-    records.sort_by(|a, b| {
+    records.sort_unstable_by(|a, b| {
         let rank = |r: &JobRecord| (finished_first && !r.status.is_terminal(), r.created_at);
         (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
     });
