@@ -355,6 +355,62 @@ fn thrown_values_that_are_not_errors_never_escape_or_wedge_the_guard() {
     assert!(keys_of("h-odd").is_empty(), "{:?}", keys_of("h-odd"));
 }
 
+/// A JS value nested `depth` levels deep (`{ a: [{ a: [ ... ] }] }`), built in JS.
+fn nested(depth: u32) -> JsValue {
+    js_sys::Function::new_with_args(
+        "depth",
+        "let v = 'bottom'; for (let i = 0; i < depth; i++) v = { a: [v] }; return v;",
+    )
+    .call1(&JsValue::NULL, &depth.into())
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
+    // serde-wasm-bindgen has no depth limit: without one of the guard's own, `errors` 100,000
+    // levels deep or a cycle would overflow the wasm stack and leave the module unusable.
+    fresh("h-deep");
+    let g = guard(json!({ "namespace": "h-deep" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let cyclic =
+        js_sys::Function::new_no_args("const e = { message: 'loop' }; e.self = e; return e;")
+            .call0(&JsValue::NULL)
+            .unwrap();
+    for bad in [nested(100_000), cyclic] {
+        let errors = js_sys::Array::of1(&bad);
+        let meta = js(json!({"channel_id": "c", "job_id": "deep", "user_id": "1",
+            "status": "error", "result_url": null}));
+        js_sys::Reflect::set(&meta, &"errors".into(), &errors).unwrap();
+        let refused = g.record_job(meta.clone()).unwrap_err();
+        let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
+        assert!(
+            message.starts_with("Invalid job: `errors` must be an array"),
+            "{message}"
+        );
+        assert_guard_error(refused, "invalid_job");
+        assert_guard_error(g.apply_event(meta).unwrap_err(), "invalid_job");
+        let options = js(json!({ "namespace": "h-deep-2" }));
+        js_sys::Reflect::set(&options, &"headers".into(), &bad).unwrap();
+        assert_guard_error(JobGuard::new(options).err().unwrap(), "invalid_options");
+    }
+    // A few levels are fine, and the guard was never wedged.
+    let meta = js(
+        json!({"channel_id": "c", "job_id": "shallow", "user_id": "1",
+        "status": "error", "result_url": null}),
+    );
+    js_sys::Reflect::set(&meta, &"errors".into(), &js_sys::Array::of1(&nested(10))).unwrap();
+    let rec = rust(&g.record_job(meta).unwrap());
+    assert_eq!(
+        rec["errors"][0]["a"][0]["a"][0]["a"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 1);
+    g.logout().unwrap();
+}
+
 #[wasm_bindgen_test]
 fn removals_that_throw_still_log_out_this_tab() {
     fresh("h-remove");

@@ -10,10 +10,10 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::error::{StorageError, StorageErrorKind};
 use super::storage::{KeyValue, MemoryStorage};
+use super::wire::AnyJson;
 
 /// Where the guard's data lives, as `guard.storage` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -142,7 +142,7 @@ impl<S: KeyValue> FallbackStorage<S> {
     /// Storage takes writes again: hand back what memory kept, retry refused removals.
     fn heal(&mut self) {
         for key in self.overlay.keys().unwrap_or_default() {
-            let Ok(Some(value)) = self.overlay.get::<Value>(&key) else {
+            let Ok(Some(AnyJson(value))) = self.overlay.get::<AnyJson>(&key) else {
                 continue;
             };
             if self.primary.set(&key, &value).is_err() {

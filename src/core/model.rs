@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{exact_whole, is_reserved_id, is_valid_id, UserId, MAX_ID_LEN};
-use super::wire::{self, Field};
+use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,7 +68,7 @@ struct MetadataWire {
     job_id: Field<String>,
     user_id: Field<UserId>,
     status: Field<JobStatus>,
-    errors: Field<Option<Vec<Value>>>,
+    errors: Field<Option<AnyJson>>,
     result_url: Field<Option<String>>,
 }
 
@@ -106,10 +106,15 @@ impl TryFrom<MetadataWire> for JobMetadata {
             .status
             .valid()
             .ok_or("`status` must be one of pending, running, done, error, cancelled")?;
-        let errors = w
-            .errors
-            .nullable()
-            .map_err(|_| "`errors` must be an array")?;
+        let errors = match w.errors.nullable() {
+            Ok(None) | Ok(Some(AnyJson(Value::Null))) => Vec::new(),
+            Ok(Some(AnyJson(Value::Array(items)))) => items,
+            _ => {
+                return Err(format!(
+                    "`errors` must be an array (of JSON nested at most {MAX_DEPTH} levels deep)"
+                ))
+            }
+        };
         let result_url = w
             .result_url
             .nullable()
@@ -119,7 +124,7 @@ impl TryFrom<MetadataWire> for JobMetadata {
             job_id,
             user_id,
             status,
-            errors: errors.unwrap_or_default(),
+            errors,
             result_url,
         })
     }
@@ -167,7 +172,7 @@ struct RecordWire {
     user_id: UserId,
     status: JobStatus,
     #[serde(default)]
-    errors: Option<Vec<Value>>,
+    errors: Option<AnyJson>,
     #[serde(default)]
     result_url: Option<String>,
     created_at: f64,
@@ -409,6 +414,36 @@ mod tests {
             read(&wrong_type).unwrap_err().to_string(),
             read(&wrong_value).unwrap_err().to_string()
         );
+    }
+
+    #[test]
+    fn errors_nested_too_deeply_are_refused_not_a_stack_overflow() {
+        let nested = |depth: usize| {
+            let mut v = json!("bottom");
+            for _ in 0..depth {
+                v = json!({ "a": [v] });
+            }
+            v
+        };
+        let with_errors = |errors: Value| {
+            json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                   "errors": errors})
+        };
+        // Each level here is an object and an array: two levels of JSON.
+        let fine = read(&with_errors(json!([nested(MAX_DEPTH / 2 - 1)]))).unwrap();
+        assert_eq!(fine.errors.len(), 1);
+        let err = read(&with_errors(json!([nested(MAX_DEPTH / 2)]))).unwrap_err();
+        assert!(err.to_string().contains("`errors`"), "{err}");
+        // Far deeper: still an error value, read no further than the limit. (serde_json's own
+        // reader stops at 128 levels, so the value is built here rather than parsed; the
+        // browser tests send JS values 100,000 levels deep and cyclic ones.)
+        let mut deep = Value::Null;
+        for _ in 0..300 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(read(&with_errors(json!([]))).unwrap().errors.len(), 0);
+        let refused = read(&with_errors(Value::Array(vec![deep]))).unwrap_err();
+        assert_eq!(refused.code(), "invalid_job");
     }
 
     #[test]

@@ -2,11 +2,11 @@
 
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::GuardError;
 use super::retry::RetryPolicy;
-use super::wire::{self, Field, Keys};
+use super::wire::{self, AnyJson, Field, Keys};
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
@@ -71,7 +71,7 @@ struct OptionsWire {
     max_jobs: Field<Option<f64>>,
     storage: Field<Option<StorageKind>>,
     cancel_url: Field<Option<String>>,
-    headers: Field<Option<Map<String, Value>>>,
+    headers: Field<Option<AnyJson>>,
     retry: Field<Option<RetryWire>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
@@ -209,6 +209,9 @@ impl TryFrom<OptionsWire> for GuardOptions {
             };
         }
         if let Some(headers) = take(w.headers, HEADERS_RULE)? {
+            let AnyJson(Value::Object(headers)) = headers else {
+                return Err(refuse(HEADERS_RULE));
+            };
             if headers.len() > MAX_HEADERS {
                 return Err(refuse(HEADERS_RULE));
             }

@@ -8,8 +8,9 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
 
 /// A field as it arrived.
 #[derive(Debug, Default)]
@@ -65,10 +66,12 @@ pub fn read<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 ) -> Result<T, String> {
     T::deserialize(deserializer).map_err(|e| {
         let message = e.to_string();
+        // serde-wasm-bindgen's errors are JS `Error`s, which display as "Error: <message>".
+        let message = message.strip_prefix("Error: ").unwrap_or(&message);
         if message.starts_with("invalid type") {
             expected.to_owned()
         } else {
-            message
+            message.to_owned()
         }
     })
 }
@@ -127,5 +130,104 @@ impl<'de> DeserializeSeed<'de> for &Keys {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         Ok(self.unknown(deserializer))
+    }
+}
+
+/// How deep JSON of any shape (`errors`, `headers`) may nest. serde_json's own parser stops at
+/// 128; serde-wasm-bindgen has no limit, and a deeply nested or cyclic JS value would overflow
+/// the wasm stack, which no caller can recover from.
+pub const MAX_DEPTH: usize = 64;
+
+/// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep.
+#[derive(Debug)]
+pub struct AnyJson(pub Value);
+
+impl<'de> Deserialize<'de> for AnyJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Depth(MAX_DEPTH).deserialize(deserializer).map(AnyJson)
+    }
+}
+
+/// Reads one value with `.0` levels left below it.
+#[derive(Clone, Copy)]
+struct Depth(usize);
+
+impl Depth {
+    fn below<E: serde::de::Error>(self) -> Result<Depth, E> {
+        self.0
+            .checked_sub(1)
+            .map(Depth)
+            .ok_or_else(|| E::custom(format!("nested more than {MAX_DEPTH} levels deep")))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Depth {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Depth {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let below = self.below()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(below)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let below = self.below()?;
+        let mut entries = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(below)?;
+            entries.insert(key, value);
+        }
+        Ok(Value::Object(entries))
     }
 }
