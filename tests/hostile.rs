@@ -393,6 +393,28 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         js_sys::Reflect::set(&options, &"headers".into(), &bad).unwrap();
         assert_guard_error(JobGuard::new(options).err().unwrap(), "invalid_options");
     }
+    // `__proto__` inside errors (as JSON.parse makes it: an own key) never becomes the
+    // prototype of the object handed back.
+    let event = js_sys::JSON::parse(
+        r#"{"channel_id": "c", "job_id": "proto", "user_id": "1", "status": "running",
+            "errors": [{"message": "m", "__proto__": {"polluted": true}}], "result_url": null}"#,
+    )
+    .unwrap();
+    let rec = g.record_job(event).unwrap();
+    let error = js_sys::Reflect::get(
+        &js_sys::Reflect::get(&rec, &"errors".into()).unwrap(),
+        &0.into(),
+    )
+    .unwrap();
+    assert!(js_sys::Reflect::get(&error, &"polluted".into())
+        .unwrap()
+        .is_undefined());
+    assert_eq!(
+        js_sys::Object::get_prototype_of(&error),
+        js_sys::Object::get_prototype_of(&js_sys::Object::new())
+    );
+    assert_eq!(rust(&error), json!({"message": "m"}));
+
     // A few levels are fine, and the guard was never wedged.
     let meta = js(
         json!({"channel_id": "c", "job_id": "shallow", "user_id": "1",
@@ -407,7 +429,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
             .len(),
         1
     );
-    assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 1);
+    assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 2);
     g.logout().unwrap();
 }
 

@@ -138,7 +138,9 @@ impl<'de> DeserializeSeed<'de> for &Keys {
 /// the wasm stack, which no caller can recover from.
 pub const MAX_DEPTH: usize = 64;
 
-/// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep.
+/// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep. A key
+/// `__proto__` is left out: handed back to JS as an object's key it would set that object's
+/// prototype (serde-wasm-bindgen builds objects by assignment).
 #[derive(Debug)]
 pub struct AnyJson(pub Value);
 
@@ -225,9 +227,34 @@ impl<'de> Visitor<'de> for Depth {
         let below = self.below()?;
         let mut entries = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            if key == "__proto__" {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
             let value = map.next_value_seed(below)?;
             entries.insert(key, value);
         }
         Ok(Value::Object(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_json_keeps_everything_but_proto_keys_within_the_depth() {
+        let text =
+            r#"{"message":"m","__proto__":{"polluted":true},"extra":{"n":[1,2.5,null,"x"]}}"#;
+        let AnyJson(value) = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"message": "m", "extra": {"n": [1, 2.5, null, "x"]}})
+        );
+        let deep = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(serde_json::from_str::<AnyJson>(&deep).is_ok());
+        let deeper = format!("[{deep}]");
+        let err = serde_json::from_str::<AnyJson>(&deeper).unwrap_err();
+        assert!(err.to_string().contains("nested more than 64"), "{err}");
     }
 }
