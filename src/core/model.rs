@@ -255,6 +255,17 @@ impl JobRecord {
         Ok(())
     }
 
+    /// Orders records oldest first, ties by job id; with `finished_first`, terminal records
+    /// before the others (the order of eviction). Job ids are unique in a store, so the order
+    /// is total and an unstable sort gives the same order as a stable one, with less code.
+    /// (One sort for every caller: each sort closure is a copy of the sort in the module.)
+    pub fn sort(records: &mut [JobRecord], finished_first: bool) {
+        records.sort_unstable_by(|a, b| {
+            let rank = |r: &JobRecord| (finished_first && !r.status.is_terminal(), r.created_at);
+            (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
+        });
+    }
+
     /// Keeps only as many `errors` (from the first) as fit: for server events, whose status
     /// must not be lost to an oversized error list.
     pub fn trim_to_fit(&mut self) -> Result<(), GuardError> {

@@ -35,7 +35,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 }
             }
         }
-        sort_records(&mut candidates, false);
+        JobRecord::sort(&mut candidates, false);
         let mut freed = 0;
         let mut evicted = 0;
         for record in candidates {
@@ -153,21 +153,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
         let excess = records.len() - self.max_jobs;
         // Finished jobs go first, then the oldest.
-        sort_records(&mut records, true);
+        JobRecord::sort(&mut records, true);
         for record in records.iter().filter(|r| r.job_id != keep).take(excess) {
             self.stats.removed.evicted_over_limit += 1;
             self.storage.remove(&self.keys.job(&record.job_id));
         }
     }
-}
-
-/// Oldest first, ties by job id; with `finished_first`, terminal records before the others.
-/// Job ids are unique in a store, so the order is total and an unstable sort gives the same
-/// order as a stable one, with less code. (One sort for every caller: each sort closure is a
-/// copy of the sort in the module.)
-pub(super) fn sort_records(records: &mut [JobRecord], finished_first: bool) {
-    records.sort_unstable_by(|a, b| {
-        let rank = |r: &JobRecord| (finished_first && !r.status.is_terminal(), r.created_at);
-        (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
-    });
 }

@@ -236,7 +236,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         for id in self.job_ids() {
             records.extend(self.load_owned(&id, &session));
         }
-        cleanup::sort_records(&mut records, false);
+        JobRecord::sort(&mut records, false);
         records
     }
 
