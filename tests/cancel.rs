@@ -474,7 +474,7 @@ async fn without_a_fetch_option_the_pages_fetch_is_used_at_call_time() {
 
 #[wasm_bindgen_test]
 fn classify_cancel_response_is_the_same_table() {
-    let c = |s: f64| rust(&classify_cancel_response(s).unwrap());
+    let c = |s: f64| rust(&classify_cancel_response(JsValue::from_f64(s)).unwrap());
     assert_eq!(c(200.0)["outcome"], "cancelled");
     assert_eq!(
         c(403.0),
@@ -498,4 +498,52 @@ fn a_fetch_option_that_is_not_a_function_is_invalid() {
     let err = JobGuard::new(options).err().unwrap();
     let code = js_sys::Reflect::get(&err, &"code".into()).unwrap();
     assert_eq!(code.as_string().as_deref(), Some("invalid_options"));
+}
+
+#[wasm_bindgen_test]
+async fn ids_that_would_leave_the_path_or_alias_another_job_send_nothing() {
+    // `.` and `..` are dot segments the URL parser removes (`encodeURIComponent` keeps dots);
+    // "\uD800" would reach Rust as "\uFFFD". Neither can be recorded, so nothing is sent.
+    let mock = MockFetch::new(json!([]));
+    let g = guard("c-path", &mock, json!({}));
+    let lone = js_sys::JSON::parse(r#""\uD800""#).unwrap();
+    for id in [
+        JsValue::from_str("."),
+        JsValue::from_str(".."),
+        lone.clone(),
+    ] {
+        let meta = js(json!({"channel_id": "chan-1", "user_id": "1", "status": "running"}));
+        js_sys::Reflect::set(&meta, &"job_id".into(), &id).unwrap();
+        assert_guard_error(g.record_job(meta).unwrap_err(), "invalid_job");
+        let out = rust(
+            &JsFuture::from(g.cancel(id, JsValue::UNDEFINED))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(out["outcome"], "refused");
+        assert_eq!(out["reason"], "unknown_job");
+    }
+    // A record forged under "\uFFFD" is not reached through "\uD800" either.
+    storage()
+        .set_item(
+            "c-path:v1:job:\u{FFFD}",
+            &json!({"channel_id": "chan-1", "job_id": "\u{FFFD}", "user_id": "1",
+                "status": "running", "errors": [], "result_url": null,
+                "created_at": js_sys::Date::now(), "updated_at": js_sys::Date::now()})
+            .to_string(),
+        )
+        .unwrap();
+    assert!(g.job(lone.clone()).unwrap().is_null());
+    assert_eq!(
+        rust(&g.check_cancel(lone.clone()).unwrap())["reason"],
+        "unknown_job"
+    );
+    let out = rust(
+        &JsFuture::from(g.cancel(lone, JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(out["reason"], "unknown_job");
+    assert!(mock.calls().is_empty(), "{:?}", mock.calls());
+    g.logout().unwrap();
 }

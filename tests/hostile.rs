@@ -434,6 +434,24 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
 }
 
 #[wasm_bindgen_test]
+fn nan_and_infinite_user_ids_are_refused_not_guests() {
+    fresh("h-nan");
+    let g = guard(json!({ "namespace": "h-nan" }));
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let login = js_sys::Object::new();
+        js_sys::Reflect::set(&login, &"userId".into(), &bad.into()).unwrap();
+        assert_guard_error(g.login(login.into()).unwrap_err(), "invalid_session");
+        assert!(rust(&g.session().unwrap()).is_null(), "no guest session");
+    }
+    g.login(js(json!({ "userId": null, "channelId": "guest-1" })))
+        .unwrap();
+    let meta = js(json!({"channel_id": "guest-1", "job_id": "j", "status": "running"}));
+    js_sys::Reflect::set(&meta, &"user_id".into(), &f64::NAN.into()).unwrap();
+    assert_guard_error(g.record_job(meta).unwrap_err(), "invalid_job");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
 fn removals_that_throw_still_log_out_this_tab() {
     fresh("h-remove");
     let g = guard(json!({ "namespace": "h-remove" }));

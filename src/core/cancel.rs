@@ -6,6 +6,8 @@
 
 use serde::{Serialize, Serializer};
 
+use super::ids::quote;
+
 use super::model::JobRecord;
 use super::session::Session;
 
@@ -100,7 +102,8 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
         return refuse(
             CancelRefusal::UnknownJob,
             format!(
-                "Unknown job {job_id}: it was not started in this session, or its record expired"
+                "Unknown job {}: it was not started in this session, or its record expired",
+                quote(job_id)
             ),
         );
     };
@@ -108,7 +111,8 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
         return refuse(
             CancelRefusal::NotJobOwner,
             format!(
-                "Not job owner: job {job_id} was started by another user or in another session, so it cannot be cancelled here"
+                "Not job owner: job {} was started by another user or in another session, so it cannot be cancelled here",
+                quote(job_id)
             ),
         );
     }
@@ -116,7 +120,8 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
         return refuse(
             CancelRefusal::AlreadyFinished,
             format!(
-                "Job {job_id} has already finished ({})",
+                "Job {} has already finished ({})",
+                quote(job_id),
                 record.status.as_str()
             ),
         );
@@ -165,6 +170,12 @@ mod tests {
         let s = session(Some("1"), "c");
         let check = decide(Some(&s), None, "job-9");
         assert_eq!(check.refusal(), Some(CancelRefusal::UnknownJob));
+        // A megabyte of id is quoted, not echoed.
+        let CancelCheck::Refused { message, .. } = decide(Some(&s), None, &"x".repeat(1 << 20))
+        else {
+            panic!("refused")
+        };
+        assert!(message.len() < 200, "{} bytes", message.len());
     }
 
     #[test]

@@ -17,10 +17,31 @@ pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 /// Names that mean something on every JS object; never a job id.
 pub const RESERVED_IDS: [&str; 3] = ["__proto__", "constructor", "prototype"];
 
-/// An id (job or channel): a non-empty string of at most [`MAX_ID_LEN`] characters with no
-/// control characters.
+/// An id (job, channel or user): a non-empty string of at most [`MAX_ID_LEN`] characters with
+/// no control characters, no U+FFFD and not `.` or `..`.
+///
+/// - U+FFFD is what a JS string with a lone surrogate becomes when it is copied into Rust, so
+///   `"\uD800"` and `"\uDC00"` would both name a job recorded as `"\uFFFD"`. No id that a lossy
+///   copy can produce is accepted, so no two JS strings can name one record.
+/// - A job id fills one segment of the cancel URL, and `encodeURIComponent` keeps dots: `.` and
+///   `..` would be dot segments that the URL parser removes, sending the cancel elsewhere.
 pub fn is_valid_id(id: &str) -> bool {
-    !id.is_empty() && id.chars().count() <= MAX_ID_LEN && !id.chars().any(char::is_control)
+    !id.is_empty()
+        && id != "."
+        && id != ".."
+        && id.chars().count() <= MAX_ID_LEN
+        && !id
+            .chars()
+            .any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER)
+}
+
+/// At most a short prefix of `text`, for messages that quote what they refuse.
+pub fn quote(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", text.get(..end).unwrap_or_default()),
+        None => text.to_owned(),
+    }
 }
 
 pub fn is_reserved_id(id: &str) -> bool {
@@ -136,6 +157,21 @@ mod tests {
             assert!(!is_valid_id(&format!("a{c}b")), "{c:?}");
         }
         assert!(RESERVED_IDS.iter().all(|id| is_reserved_id(id)));
+        for bad in [".", "..", "\u{FFFD}", "a\u{FFFD}b"] {
+            assert!(!is_valid_id(bad), "{bad:?}");
+        }
+        for fine in ["...", ".a", "a..b", "./x"] {
+            assert!(is_valid_id(fine), "{fine:?}");
+        }
+    }
+
+    #[test]
+    fn quotes_are_short() {
+        assert_eq!(quote("abc"), "abc");
+        let long = "é".repeat(100_000);
+        let quoted = quote(&long);
+        assert_eq!(quoted.chars().count(), 65);
+        assert!(quoted.ends_with('…'));
     }
 
     #[test]

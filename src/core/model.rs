@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::{exact_whole, is_reserved_id, is_valid_id, UserId, MAX_ID_LEN};
+use super::ids::{exact_whole, is_reserved_id, is_valid_id, quote, UserId, MAX_ID_LEN};
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
 /// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
@@ -84,7 +84,10 @@ impl TryFrom<MetadataWire> for JobMetadata {
         };
         let job_id = id(w.job_id, "job_id")?;
         if is_reserved_id(&job_id) {
-            return Err(format!("`job_id` \"{job_id}\" is a reserved name"));
+            return Err(format!(
+                "`job_id` \"{}\" is a reserved name",
+                quote(&job_id)
+            ));
         }
         let channel_id = id(w.channel_id, "channel_id")?;
         let user_id = match w.user_id {
@@ -132,7 +135,8 @@ impl TryFrom<MetadataWire> for JobMetadata {
 
 fn id_rule(name: &str) -> String {
     format!(
-        "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control characters"
+        "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control \
+         characters or U+FFFD, other than `.` and `..`"
     )
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::error::GuardError;
+use super::ids::quote;
 use super::retry::RetryPolicy;
 use super::wire::{self, AnyJson, Field, Keys};
 
@@ -145,7 +146,8 @@ impl GuardOptions {
                 KEYS.known
             };
             return Err(GuardError::InvalidOptions(format!(
-                "unknown option `{key}` (known: {})",
+                "unknown option `{}` (known: {})",
+                quote(&key),
                 known.join(", ")
             )));
         }
@@ -176,7 +178,9 @@ impl TryFrom<OptionsWire> for GuardOptions {
             let ok = !ns.is_empty()
                 && ns.chars().count() <= MAX_NAMESPACE_LEN
                 && !ns.contains(':')
-                && !ns.chars().any(char::is_control);
+                && !ns
+                    .chars()
+                    .any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER);
             o.namespace = if ok {
                 ns
             } else {
@@ -218,13 +222,16 @@ impl TryFrom<OptionsWire> for GuardOptions {
             for (name, value) in headers {
                 match value {
                     Value::String(value)
-                        if is_token(&name) && !value.contains(['\r', '\n', '\0']) =>
+                        if is_token(&name)
+                            && !value.contains(['\r', '\n', '\0', char::REPLACEMENT_CHARACTER]) =>
                     {
                         o.headers.push((name, value));
                     }
                     _ => {
                         return Err(GuardError::InvalidOptions(format!(
-                            "`headers.{name}` must be a valid header name with a string value"
+                            "`headers.{}` must be a valid header name with a string value \
+                             (without line breaks, NUL or U+FFFD)",
+                            quote(&name)
                         )))
                     }
                 }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
-use super::ids::{is_valid_id, UserId, MAX_ID_LEN};
+use super::ids::{is_valid_id, quote, UserId, MAX_ID_LEN};
 use super::model::JobRecord;
 use super::wire::{self, Field, Keys};
 
@@ -75,7 +75,8 @@ impl Session {
         let invalid = GuardError::InvalidSession;
         if let Some(key) = LOGIN_KEYS.unknown(value()) {
             return Err(invalid(format!(
-                "unknown field `{key}` (expected userId and optionally channelId)"
+                "unknown field `{}` (expected userId and optionally channelId)",
+                quote(&key)
             )));
         }
         let w: LoginWire = wire::read(

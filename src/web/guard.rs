@@ -278,13 +278,14 @@ pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &
     unchecked_return_type = "CancelClassification"
 )]
 pub fn classify_cancel_response(
-    #[wasm_bindgen(js_name = httpStatus)] http_status: f64,
+    #[wasm_bindgen(js_name = httpStatus, unchecked_param_type = "number")] http_status: JsValue,
 ) -> Result<JsValue, JsValue> {
-    // A whole number from 0 to 999; anything else reads as 0 (a failure, not retried).
-    let status = if (0.0..=999.0).contains(&http_status) && http_status.fract() == 0.0 {
-        http_status as u16
-    } else {
-        0
+    // A whole number from 0 to 999; anything else (not a number: a BigInt, a Symbol, ...) reads
+    // as 0, a failure that is not retried. Taken as any value: a number parameter would make
+    // wasm-bindgen's glue throw a TypeError for a Symbol or a BigInt.
+    let status = match http_status.as_f64() {
+        Some(n) if (0.0..=999.0).contains(&n) && n.fract() == 0.0 => n as u16,
+        _ => 0,
     };
     to_js(&classify(status))
 }

@@ -174,5 +174,13 @@ test("classifyCancelResponse is the cancel table as a pure function", () => {
   );
   assert.equal(classifyCancelResponse(403).retryable, false);
   assert.match(classifyCancelResponse(403).message, /^Not job owner/);
+  // Anything that is not a whole number from 0 to 999 is a failure, never a thrown TypeError.
+  for (const odd of [Symbol("s"), 10n, "403", null, undefined, NaN, 403.5, {}]) {
+    assert.deepEqual(
+      { ...classifyCancelResponse(odd), message: undefined },
+      { outcome: "failed", retryable: false, message: undefined },
+      String(typeof odd),
+    );
+  }
   assert.equal(classifyCancelResponse(503).retryable, true);
 });

@@ -9,6 +9,9 @@ use super::super::session::Session;
 use super::super::storage::KeyValue;
 use super::JobStore;
 
+/// How far in the future a record's `created_at` may be (clocks are adjusted now and then).
+pub const FUTURE_SKEW_MS: u64 = 5 * 60 * 1000;
+
 /// Why a stored record was not returned.
 pub(super) enum Rejected {
     Absent,
@@ -109,8 +112,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
     }
 
+    /// Older than the TTL, or dated in the future beyond [`FUTURE_SKEW_MS`]: a record written
+    /// while a clock ran ahead, or forged, would otherwise outlive the TTL.
     fn expired(&self, record: &JobRecord) -> bool {
-        self.clock.now_ms().saturating_sub(record.created_at) > self.ttl_ms
+        let now = self.clock.now_ms();
+        now.saturating_sub(record.created_at) > self.ttl_ms
+            || record.created_at > now.saturating_add(FUTURE_SKEW_MS)
     }
 
     /// Removes every record that is not `owner`'s (every record without one; untrustworthy

@@ -14,6 +14,7 @@ use super::cancel::{decide, CancelCheck, CancelRefusal};
 use super::clock::Clock;
 use super::error::GuardError;
 use super::fallback::{is_quota, FallbackStorage, StorageStatus};
+use super::ids::is_valid_id;
 use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
 use super::options::GuardOptions;
 use super::response::Outcome;
@@ -180,6 +181,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
         if let Ok(existing) = self.load(&record.job_id) {
             if session.owns_record(&existing) {
+                if existing.status.is_terminal() {
+                    // Superset never reuses a job id: a finished job stays finished (as it does
+                    // for events), so a stale 202 body cannot make it cancellable again.
+                    return Ok(existing);
+                }
                 record.created_at = existing.created_at;
             }
         }
@@ -223,6 +229,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// The session's record of `job_id`, if it has one.
     pub fn job(&mut self, job_id: &str) -> Option<JobRecord> {
+        if !is_valid_id(job_id) {
+            return None; // never stored: nothing to read
+        }
         let session = self.session()?;
         self.load_owned(job_id, &session)
     }
@@ -245,8 +254,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
         let session = self.session();
         let record = match &session {
-            Some(_) => self.load(job_id).ok(),
-            None => None,
+            Some(_) if is_valid_id(job_id) => self.load(job_id).ok(),
+            _ => None,
         };
         let check = decide(session.as_ref(), record, job_id);
         if let (Some(session), Some(CancelRefusal::NotJobOwner)) = (&session, check.refusal()) {

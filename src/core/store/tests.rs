@@ -392,6 +392,51 @@ fn re_recording_keeps_created_at() {
 }
 
 #[test]
+fn a_finished_job_stays_finished_when_recorded_again() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    for status in ["done", "error", "cancelled"] {
+        let id = format!("j-{status}");
+        s.record_job(meta(&id, json!("1"), "c", status)).unwrap();
+        clock.advance(10);
+        let again = s.record_job(meta(&id, json!("1"), "c", "pending")).unwrap();
+        assert_eq!(again.status.as_str(), status);
+        assert_eq!(
+            s.check_cancel(&id).refusal(),
+            Some(CancelRefusal::AlreadyFinished)
+        );
+    }
+}
+
+#[test]
+fn records_dated_in_the_future_are_removed_as_expired() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), Some("c"))).unwrap();
+    let skew = crate::core::store::cleanup::FUTURE_SKEW_MS;
+    let year = 365 * 24 * 3600 * 1000;
+    for (id, created) in [
+        ("within", T0 + skew),
+        ("ahead", T0 + skew + 1),
+        ("far", T0 + year),
+    ] {
+        let record = json!({"channel_id": "c", "job_id": id, "user_id": "1",
+            "status": "running", "errors": [], "result_url": null,
+            "created_at": created, "updated_at": created});
+        shared.put(&job_key(id), &record.to_string());
+    }
+    let ids: Vec<String> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    assert_eq!(ids, ["within"]);
+    assert_eq!(s.stats().removed.expired, 2);
+    assert_eq!(
+        s.check_cancel("far").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+}
+
+#[test]
 fn jobs_are_oldest_first_and_expire_after_the_ttl() {
     let (shared, clock) = setup();
     let options = GuardOptions {
