@@ -547,3 +547,23 @@ async fn ids_that_would_leave_the_path_or_alias_another_job_send_nothing() {
     assert!(mock.calls().is_empty(), "{:?}", mock.calls());
     g.logout().unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn a_math_random_that_throws_never_makes_cancel_reject() {
+    let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 503 }, { "status": 200 }]));
+    let g = guard("c-random", &mock, json!({}));
+    let restore: js_sys::Function = js_sys::Function::new_no_args(
+        "const original = Math.random; Math.random = () => { throw new Error('no dice'); };
+         return () => { Math.random = original; };",
+    )
+    .call0(&JsValue::NULL)
+    .unwrap()
+    .dyn_into()
+    .unwrap();
+    let settled = JsFuture::from(g.cancel(JsValue::from_str("job-1"), JsValue::UNDEFINED)).await;
+    restore.call0(&JsValue::NULL).unwrap();
+    let out = rust(&settled.expect("resolved, not rejected"));
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(out["attempts"], 3);
+    g.logout().unwrap();
+}

@@ -451,6 +451,46 @@ fn nan_and_infinite_user_ids_are_refused_not_guests() {
     g.logout().unwrap();
 }
 
+/// Replaces `Date.now` with a function that throws; returns what puts it back.
+fn break_the_clock() -> js_sys::Function {
+    js_sys::Function::new_no_args(
+        "const original = Date.now; Date.now = () => { throw new Error('clock broke'); };
+         return () => { Date.now = original; };",
+    )
+    .call0(&JsValue::NULL)
+    .unwrap()
+    .dyn_into()
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+fn a_clock_that_throws_never_wedges_the_guard() {
+    fresh("h-clock");
+    let g = guard(json!({ "namespace": "h-clock" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("before", "running")).unwrap();
+    let restore = break_the_clock();
+    let recorded = g.record_job(meta("during", "running"));
+    let check = g.check_cancel("before".into());
+    let jobs = g.jobs();
+    let out = g.logout();
+    mend(restore);
+    // Every call answered (the clock read as its last good reading), none threw.
+    assert_eq!(rust(&recorded.unwrap())["job_id"], "during");
+    assert_eq!(rust(&check.unwrap())["allowed"], true);
+    assert_eq!(rust(&jobs.unwrap()).as_array().unwrap().len(), 2);
+    assert_eq!(rust(&out.unwrap())["purged"], 2);
+    assert!(keys_of("h-clock").is_empty(), "logout cleared the keys");
+    // And the guard goes on.
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("after", "running")).unwrap();
+    assert_eq!(
+        rust(&g.check_cancel("after".into()).unwrap())["allowed"],
+        true
+    );
+    g.logout().unwrap();
+}
+
 #[wasm_bindgen_test]
 fn removals_that_throw_still_log_out_this_tab() {
     fresh("h-remove");

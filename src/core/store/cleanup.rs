@@ -113,11 +113,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Older than the TTL, or dated in the future beyond [`FUTURE_SKEW_MS`]: a record written
-    /// while a clock ran ahead, or forged, would otherwise outlive the TTL.
+    /// while a clock ran ahead, or forged, would otherwise outlive the TTL. (A clock that never
+    /// gave a reading says 0: it dates nothing in the future.)
     fn expired(&self, record: &JobRecord) -> bool {
         let now = self.clock.now_ms();
         now.saturating_sub(record.created_at) > self.ttl_ms
-            || record.created_at > now.saturating_add(FUTURE_SKEW_MS)
+            || (now > 0 && record.created_at > now.saturating_add(FUTURE_SKEW_MS))
     }
 
     /// Removes every record that is not `owner`'s (every record without one; untrustworthy
