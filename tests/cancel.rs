@@ -567,3 +567,33 @@ async fn a_math_random_that_throws_never_makes_cancel_reject() {
     assert_eq!(out["attempts"], 3);
     g.logout().unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn free_detaches_the_other_tab_listeners_even_with_a_cancel_in_flight() {
+    let mock = MockFetch::new(json!(["hang"]));
+    let g = guard("c-free", &mock, json!({}));
+    let seen = js_sys::Array::new();
+    let record =
+        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+            .call1(&JsValue::NULL, &seen)
+            .unwrap();
+    let _keep = g.on_change(record).unwrap();
+    // Another tab signs out: the storage event this tab gets.
+    let other_tab_logout = js_sys::Function::new_no_args(
+        r#"window.dispatchEvent(new StorageEvent("storage", { key: "c-free:v1:session",
+             oldValue: '{"user_id":"1","channel_id":"chan-1"}', newValue: null,
+             storageArea: localStorage }));"#,
+    );
+    let _in_flight = g.cancel(JsValue::from_str("job-1"), JsValue::UNDEFINED);
+    sleep(0).await;
+    assert_eq!(mock.calls().len(), 1, "the request is out and hangs");
+    other_tab_logout.call0(&JsValue::NULL).unwrap();
+    assert_eq!(seen.length(), 1, "listening while alive");
+    drop(g); // free()
+    other_tab_logout.call0(&JsValue::NULL).unwrap();
+    assert_eq!(
+        seen.length(),
+        1,
+        "free() detached it, though the cancel still holds the state"
+    );
+}

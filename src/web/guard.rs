@@ -63,6 +63,16 @@ fn read_options(options: JsValue) -> Result<(GuardOptions, Option<js_sys::Functi
     Ok((read(&rest)?, Some(fetch)))
 }
 
+/// `free()` (or the page's end): the listeners for other tabs go at once, even while a
+/// `cancel()` still holds the state to settle its record.
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        if let Ok(mut inner) = self.inner.try_borrow_mut() {
+            inner.tabs = None;
+        }
+    }
+}
+
 impl JobGuard {
     /// Runs `f` on the state. A re-entrant call (JS calling the guard from inside a guard
     /// call) is an error, never a panic.
