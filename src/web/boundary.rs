@@ -1,13 +1,54 @@
 //! Values crossing between JS and Rust, through serde-wasm-bindgen: arguments are read from
 //! JS values with the core's validating readers, answers are written as plain JS objects
 //! (`null` for `None`, objects for maps), and a failure on the way out is a `GuardError`.
+//!
+//! An argument object is first copied into plain data by `input.js` ([`plain`]): reading it
+//! runs the app's getters and proxy traps, which may throw, and serde-wasm-bindgen reads
+//! properties with no way to catch that. An exception thrown through wasm skips Rust's
+//! cleanup and leaves the guard borrowed (wasm-bindgen's `free()` then fails for good); in
+//! `input.js` it is caught and becomes a `GuardError`.
 
 use serde::Serialize;
 use serde_wasm_bindgen::{Deserializer, Serializer};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
 
 use super::error::to_js_error;
 use crate::core::error::GuardError;
+use crate::core::ids::quote;
+
+#[wasm_bindgen(module = "/src/web/input.js")]
+extern "C" {
+    /// `{ value, fetch }` or `{ error }`; never throws.
+    #[wasm_bindgen(js_name = plain)]
+    fn plain_js(value: &JsValue) -> JsValue;
+}
+
+/// An argument as plain data.
+pub struct Plain {
+    pub value: JsValue,
+    /// A `fetch` property the argument had (the options' function), as it was.
+    pub fetch: JsValue,
+}
+
+/// Copies an argument into plain data; what cannot be read (a getter or a proxy trap threw, a
+/// value that cannot be copied) is `invalid`'s error.
+pub fn plain(value: &JsValue, invalid: fn(String) -> GuardError) -> Result<Plain, JsValue> {
+    let copy = plain_js(value);
+    // `copy` is an object made by `plain`: reading it cannot throw.
+    let field = |name: &str| {
+        js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    };
+    if let Some(error) = field("error").as_string() {
+        return Err(to_js_error(&invalid(format!(
+            "cannot read the value: {}",
+            quote(&error)
+        ))));
+    }
+    Ok(Plain {
+        value: field("value"),
+        fetch: field("fetch"),
+    })
+}
 
 /// Reads a JS value with one of the core's readers (`JobMetadata::read`, ...); its error is
 /// thrown as a JS `Error`.

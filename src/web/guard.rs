@@ -10,7 +10,7 @@ use serde_wasm_bindgen::Deserializer;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, guarded, to_js};
+use super::boundary::{from_js, guarded, plain, to_js, Plain};
 use super::cancel;
 use super::clock::DateClock;
 use super::error::to_js_error;
@@ -39,28 +39,21 @@ struct PurgeResult {
 }
 
 /// Splits the constructor's options into the `fetch` function and the rest, read by the core.
-fn read_options(options: JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
-    let read = |options: &JsValue| {
-        guarded(GuardOptions::read_with(|| {
-            Deserializer::from(options.clone())
-        }))
+fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
+    let Plain { value, fetch } = plain(options, GuardError::InvalidOptions)?;
+    let fetch = if fetch.is_undefined() || fetch.is_null() {
+        None
+    } else {
+        Some(fetch.dyn_into::<js_sys::Function>().map_err(|_| {
+            to_js_error(&GuardError::InvalidOptions(
+                "`fetch` must be a function like window.fetch".to_owned(),
+            ))
+        })?)
     };
-    let invalid = |m: &str| to_js_error(&GuardError::InvalidOptions(m.to_owned()));
-    if !options.is_object() {
-        return Ok((read(&options)?, None));
-    }
-    let fetch = js_sys::Reflect::get(&options, &JsValue::from_str("fetch"))
-        .map_err(|_| invalid("cannot read `fetch`"))?;
-    if fetch.is_undefined() || fetch.is_null() {
-        return Ok((read(&options)?, None));
-    }
-    let fetch = fetch
-        .dyn_into::<js_sys::Function>()
-        .map_err(|_| invalid("`fetch` must be a function like window.fetch"))?;
-    // A shallow copy without the function, for the core to read.
-    let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
-    let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str("fetch"));
-    Ok((read(&rest)?, Some(fetch)))
+    let options = guarded(GuardOptions::read_with(|| {
+        Deserializer::from(value.clone())
+    }))?;
+    Ok((options, fetch))
 }
 
 /// `free()` (or the page's end): the listeners for other tabs go at once, even while a
@@ -96,7 +89,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "GuardOptions")] options: JsValue,
     ) -> Result<JobGuard, JsValue> {
         // `undefined` and `null` mean all defaults.
-        let (options, fetch) = read_options(options)?;
+        let (options, fetch) = read_options(&options)?;
         let memory = |reason| {
             JobStore::private(
                 Backend::Memory(MemoryStorage::new()),
@@ -166,6 +159,7 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let session = plain(&session, GuardError::InvalidSession)?.value;
         let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
         let purged = self.with(|g| {
             let user = session.user_id.clone();
@@ -208,7 +202,10 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let meta = from_js(meta, JobMetadata::read)?;
+        let meta = from_js(
+            plain(&meta, GuardError::InvalidJob)?.value,
+            JobMetadata::read,
+        )?;
         self.with(|g| to_js(&guarded(g.store.record_job(meta))?))
     }
 
@@ -219,7 +216,10 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let event = from_js(event, JobMetadata::read)?;
+        let event = from_js(
+            plain(&event, GuardError::InvalidJob)?.value,
+            JobMetadata::read,
+        )?;
         self.with(|g| to_js(&guarded(g.store.apply_event(event))?))
     }
 

@@ -184,3 +184,15 @@ test("classifyCancelResponse is the cancel table as a pure function", () => {
   }
   assert.equal(classifyCancelResponse(503).retryable, true);
 });
+
+test("an argument whose getter throws is a GuardError and leaves the guard whole", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  guard.login({ userId: 1 });
+  const hostile = { channel_id: "c", get job_id() { throw new Error("getter broke"); }, user_id: "1", status: "running" };
+  assert.throws(() => guard.recordJob(hostile), (e) => isGuardError(e) && e.code === "invalid_job");
+  assert.throws(() => guard.login(new Proxy({}, { get() { throw 7; } })), (e) => isGuardError(e) && e.code === "invalid_session");
+  guard.recordJob({ channel_id: "c", job_id: "j", user_id: "1", status: "running" });
+  assert.equal(guard.jobs().length, 1);
+  // wasm-bindgen's free() takes the object back: it fails if an exception left it borrowed.
+  guard.free();
+});
