@@ -597,3 +597,26 @@ async fn free_detaches_the_other_tab_listeners_even_with_a_cancel_in_flight() {
         "free() detached it, though the cancel still holds the state"
     );
 }
+
+#[wasm_bindgen_test]
+async fn two_cancels_of_one_job_at_once_send_one_request_and_share_its_outcome() {
+    let mock = MockFetch::new(json!([{ "status": 200, "lateMs": 20 }, { "status": 200 }]));
+    let g = guard("c-twice", &mock, json!({}));
+    let first = g.cancel(JsValue::from_str("job-1"), JsValue::UNDEFINED);
+    let second = g.cancel(JsValue::from_str("job-1"), JsValue::UNDEFINED);
+    let both = JsFuture::from(js_sys::Promise::all(&js_sys::Array::of2(&first, &second)))
+        .await
+        .unwrap();
+    let both = rust(&both);
+    assert_eq!(both[0]["outcome"], "cancelled");
+    assert_eq!(both[0], both[1]);
+    assert_eq!(mock.calls().len(), 1, "{:?}", mock.calls());
+    // Once it ended, a new cancel is a new request (here refused: the job is cancelled).
+    let again = rust(
+        &JsFuture::from(g.cancel(JsValue::from_str("job-1"), JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(again["reason"], "already_finished");
+    g.logout().unwrap();
+}

@@ -32,17 +32,33 @@ extern "C" {
 }
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
+/// A second `cancel()` of a job whose cancel is still running gets the same promise: one
+/// request, one outcome for both.
 pub fn start(
     inner: &Rc<RefCell<Inner>>,
     job_id: String,
     app_signal: Option<AbortSignal>,
 ) -> Promise {
-    let inner = Rc::clone(inner);
-    future_to_promise(async move {
-        let outcome = run(inner, job_id, app_signal).await;
+    if let Ok(guard) = inner.try_borrow() {
+        if let Some((_, running)) = guard.cancels.iter().find(|(id, _)| *id == job_id) {
+            return running.clone();
+        }
+    }
+    let state = Rc::clone(inner);
+    let id = job_id.clone();
+    let promise = future_to_promise(async move {
+        let outcome = run(Rc::clone(&state), id, app_signal).await;
+        if let Ok(mut guard) = state.try_borrow_mut() {
+            guard.cancels.retain(|(id, _)| *id != outcome.job_id);
+        }
         // A CancelOutcome always converts; the error would be resolved rather than thrown.
         Ok(to_js(&outcome).unwrap_or_else(|e| e))
-    })
+    });
+    // The future first runs in a later microtask: the entry is there before it can end.
+    if let Ok(mut guard) = inner.try_borrow_mut() {
+        guard.cancels.push((job_id, promise.clone()));
+    }
+    promise
 }
 
 /// One cancel, from the local check to its outcome.

@@ -114,6 +114,7 @@ impl JobGuard {
             fetch,
             logout: None,
             tabs: None,
+            cancels: Vec::new(),
         }));
         let listeners = Rc::new(RefCell::new(Listeners::default()));
         let host: Rc<RefCell<dyn TabHost>> = inner.clone();

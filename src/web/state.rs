@@ -19,6 +19,8 @@ pub struct Inner {
     pub logout: Option<AbortController>,
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
+    /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
+    pub cancels: Vec<(String, js_sys::Promise)>,
 }
 
 impl Inner {
