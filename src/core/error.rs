@@ -71,6 +71,8 @@ pub enum GuardError {
     NotJobOwner { job_id: String },
     /// A value could not be converted at the JS boundary. Not expected; reported, not hidden.
     Internal(String),
+    /// A call on a guard after its `free()`.
+    Freed,
 }
 
 impl GuardError {
@@ -83,6 +85,7 @@ impl GuardError {
             GuardError::NoSession => "no_session",
             GuardError::NotJobOwner { .. } => "not_job_owner",
             GuardError::Internal(_) => "internal",
+            GuardError::Freed => "freed",
         }
     }
 }
@@ -99,6 +102,9 @@ impl GuardError {
                 format!("Not job owner: job {job_id} belongs to another user than this session's")
             }
             GuardError::Internal(m) => format!("Internal error: {m}"),
+            GuardError::Freed => {
+                "Freed: this guard's free() was called; create a new JobGuard".to_owned()
+            }
         }
     }
 }
@@ -128,6 +134,7 @@ mod tests {
                 "not_job_owner",
             ),
             (GuardError::Internal("x".into()), "internal"),
+            (GuardError::Freed, "freed"),
         ];
         for (err, code) in cases {
             assert_eq!(err.code(), code);

@@ -276,6 +276,13 @@ impl JobGuard {
     }
 }
 
+/// The error a call on a freed guard throws (for `js/freeable.js`, which the package's entries
+/// use to answer such calls: wasm-bindgen's own check throws "null pointer passed to rust").
+#[wasm_bindgen(js_name = __freedError, skip_typescript)]
+pub fn freed_error() -> JsValue {
+    to_js_error(&GuardError::Freed)
+}
+
 /// Whether `error` was thrown by the guard (an `Error` named `"GuardError"` with a `code`).
 #[wasm_bindgen(js_name = isGuardError, unchecked_return_type = "error is GuardError")]
 pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &JsValue) -> bool {

@@ -171,7 +171,8 @@ export type GuardErrorCode =
   | "invalid_job"
   | "no_session"
   | "not_job_owner"
-  | "internal";
+  | "internal"
+  | "freed";
 
 /** Every error the guard throws is an `Error` of this shape. */
 export interface GuardError extends Error {

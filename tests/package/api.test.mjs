@@ -196,3 +196,23 @@ test("an argument whose getter throws is a GuardError and leaves the guard whole
   // wasm-bindgen's free() takes the object back: it fails if an exception left it borrowed.
   guard.free();
 });
+
+test("after free(), every call throws a GuardError with code freed; free() again is fine", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  guard.login({ userId: 1 });
+  guard.free();
+  for (const call of [
+    () => guard.login({ userId: 1 }),
+    () => guard.checkCancel("j"),
+    () => guard.jobs(),
+    () => guard.session,
+    () => guard.storage,
+    () => guard.cancel("j"),
+  ]) {
+    const err = thrown(call);
+    assert.ok(isGuardError(err), String(err));
+    assert.equal(err.code, "freed");
+  }
+  guard.free();
+  assert.ok(new JobGuard({ storage: "memory" }) instanceof JobGuard);
+});

@@ -47,7 +47,7 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   } catch (e) {
     if (isGuardError(e)) {
       const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
-        | "not_job_owner" | "internal" = e.code;
+        | "not_job_owner" | "internal" | "freed" = e.code;
       text += code + e.message;
     }
   }
