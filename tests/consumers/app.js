@@ -26,4 +26,12 @@ const result = {
   error,
 };
 guard.logout();
+// After free(), a call throws the guard's own error (the entry's JobGuard: js/freeable.js).
+guard.free();
+try {
+  guard.jobs();
+  result.afterFree = "no error";
+} catch (e) {
+  result.afterFree = isGuardError(e) ? e.code : String(e);
+}
 document.body.dataset.result = JSON.stringify(result);

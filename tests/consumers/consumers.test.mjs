@@ -76,7 +76,13 @@ async function runInChromium(dir) {
   });
 }
 
-const expected = { storage: "local", allowed: true, refused: "unknown_job", error: "not_job_owner" };
+const expected = {
+  storage: "local",
+  allowed: true,
+  refused: "unknown_job",
+  error: "not_job_owner",
+  afterFree: "freed",
+};
 
 test("webpack 5 (asyncWebAssembly) bundles the package's bundler build", async () => {
   const dir = join(OUT, "webpack");
