@@ -12,6 +12,9 @@ const files = [
   ["wasm", "pkg/superset_job_guard_bg.wasm"],
   ["JS glue", "pkg/superset_job_guard.js"],
   ...snippets,
+  // The package's entry, which wraps the glue's JobGuard (as shipped, not minified).
+  ["entry", "js/index.js"],
+  ["entry", "js/freeable.js"],
 ];
 const rows = files.map(([what, path]) => {
   const bytes = readFileSync(new URL(`../${path}`, import.meta.url));
