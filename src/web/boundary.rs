@@ -18,22 +18,27 @@ use crate::core::ids::quote;
 
 #[wasm_bindgen(module = "/src/web/input.js")]
 extern "C" {
-    /// `{ value, fetch }` or `{ error }`; never throws.
+    /// `{ value, taken }` or `{ error }`; never throws.
     #[wasm_bindgen(js_name = plain)]
-    fn plain_js(value: &JsValue) -> JsValue;
+    fn plain_js(value: &JsValue, take: Option<&str>) -> JsValue;
 }
 
 /// An argument as plain data.
 pub struct Plain {
     pub value: JsValue,
-    /// A `fetch` property the argument had (the options' function), as it was.
-    pub fetch: JsValue,
+    /// The property `take` named (the options' `fetch` function), as it was.
+    pub taken: JsValue,
 }
 
-/// Copies an argument into plain data; what cannot be read (a getter or a proxy trap threw, a
-/// value that cannot be copied) is `invalid`'s error.
-pub fn plain(value: &JsValue, invalid: fn(String) -> GuardError) -> Result<Plain, JsValue> {
-    let copy = plain_js(value);
+/// Copies an argument into plain data, with the property `take` names taken out as it is; what
+/// cannot be read (a getter or a proxy trap threw, a value that cannot be copied) is
+/// `invalid`'s error.
+pub fn plain(
+    value: &JsValue,
+    take: Option<&str>,
+    invalid: fn(String) -> GuardError,
+) -> Result<Plain, JsValue> {
+    let copy = plain_js(value, take);
     // `copy` is an object made by `plain`: reading it cannot throw.
     let field = |name: &str| {
         js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
@@ -46,7 +51,7 @@ pub fn plain(value: &JsValue, invalid: fn(String) -> GuardError) -> Result<Plain
     }
     Ok(Plain {
         value: field("value"),
-        fetch: field("fetch"),
+        taken: field("taken"),
     })
 }
 

@@ -40,7 +40,10 @@ struct PurgeResult {
 
 /// Splits the constructor's options into the `fetch` function and the rest, read by the core.
 fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
-    let Plain { value, fetch } = plain(options, GuardError::InvalidOptions)?;
+    let Plain {
+        value,
+        taken: fetch,
+    } = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
     let fetch = if fetch.is_undefined() || fetch.is_null() {
         None
     } else {
@@ -160,7 +163,7 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let session = plain(&session, GuardError::InvalidSession)?.value;
+        let session = plain(&session, None, GuardError::InvalidSession)?.value;
         let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
         let purged = self.with(|g| {
             let user = session.user_id.clone();
@@ -204,7 +207,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
     ) -> Result<JsValue, JsValue> {
         let meta = from_js(
-            plain(&meta, GuardError::InvalidJob)?.value,
+            plain(&meta, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
         self.with(|g| to_js(&guarded(g.store.record_job(meta))?))
@@ -218,7 +221,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
     ) -> Result<JsValue, JsValue> {
         let event = from_js(
-            plain(&event, GuardError::InvalidJob)?.value,
+            plain(&event, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
         self.with(|g| to_js(&guarded(g.store.apply_event(event))?))

@@ -2,13 +2,16 @@
 // its getters and proxy traps, and an exception thrown through wasm would leave the guard's
 // state borrowed for the page's life; here it is caught. src/web/boundary.rs says more.
 //
-// `plain(value)` answers `{ value, fetch }` (the copy, and a `fetch` property taken out of an
-// object as it is: the options' function, which plain data cannot hold) or `{ error }`.
-export function plain(value) {
+// `plain(value, take)` answers `{ value, taken }` (the copy and, when `take` names a property,
+// that property taken out as it is: the options' `fetch` function, which plain data cannot
+// hold) or `{ error }`.
+export function plain(value, take) {
   try {
-    if (value === null || typeof value !== "object") return { value };
-    const { fetch, ...rest } = value;
-    return { value: structuredClone(rest), fetch };
+    if (typeof take !== "string" || value === null || typeof value !== "object") {
+      return { value: structuredClone(value) };
+    }
+    const { [take]: taken, ...rest } = value;
+    return { value: structuredClone(rest), taken };
   } catch (e) {
     return { error: describe(e) };
   }

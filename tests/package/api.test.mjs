@@ -191,6 +191,10 @@ test("an argument whose getter throws is a GuardError and leaves the guard whole
   const hostile = { channel_id: "c", get job_id() { throw new Error("getter broke"); }, user_id: "1", status: "running" };
   assert.throws(() => guard.recordJob(hostile), (e) => isGuardError(e) && e.code === "invalid_job");
   assert.throws(() => guard.login(new Proxy({}, { get() { throw 7; } })), (e) => isGuardError(e) && e.code === "invalid_session");
+  // Only the options may hold `fetch`: anywhere else it is an unknown key, refused as such.
+  const err = thrown(() => guard.login({ userId: 1, fetch: 1 }));
+  assert.equal(err.code, "invalid_session");
+  assert.match(err.message, /unknown field `fetch`/);
   guard.recordJob({ channel_id: "c", job_id: "j", user_id: "1", status: "running" });
   assert.equal(guard.jobs().length, 1);
   // wasm-bindgen's free() takes the object back: it fails if an exception left it borrowed.

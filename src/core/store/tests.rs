@@ -1,4 +1,5 @@
 //! The store's rules, over shared memory storage standing in for the tabs' localStorage.
+#![cfg(test)]
 
 use serde::de::DeserializeOwned;
 
