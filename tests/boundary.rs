@@ -89,8 +89,21 @@ async fn arbitrary_values_at_every_export_are_answers_or_guard_errors() {
         only_guard_errors(
             "classifyCancelResponse",
             &v,
-            classify_cancel_response(v.clone()),
+            classify_cancel_response(v.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED),
         );
+        only_guard_errors(
+            "classifyCancelResponse(404, contract, body)",
+            &v,
+            classify_cancel_response(JsValue::from_f64(404.0), v.clone(), v.clone()),
+        );
+        only_guard_errors(
+            "classifyCancelResponse(200, task, body)",
+            &v,
+            classify_cancel_response(JsValue::from_f64(200.0), "task".into(), v.clone()),
+        );
+        only_guard_errors("recordTasks", &v, g.record_tasks(v.clone()));
+        only_guard_errors("applyTaskStatus", &v, g.apply_task_status(v.clone()));
+        only_guard_errors("applyStatusChanges", &v, g.apply_status_changes(v.clone()));
         only_guard_errors("job", &v, g.job(v.clone()));
         only_guard_errors("checkCancel", &v, g.check_cancel(v.clone()));
         only_guard_errors("onChange", &v, g.on_change(v.clone()));

@@ -13,7 +13,8 @@ wasm_bindgen_test_configure!(run_in_browser);
 mod support;
 use support::*;
 
-/// A scripted fetch. Each request takes the next step: `{status, retryAfter?}`, `"network"`
+/// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, html?}`
+/// (`json` is sent as an `application/json` body, `html` as a `text/html` one), `"network"`
 /// (rejects like a failed fetch), `"throw"` (throws synchronously) or `"hang"` (never answers
 /// until its signal aborts). It records every request in `calls`.
 struct MockFetch {
@@ -24,14 +25,23 @@ struct MockFetch {
 const MOCK: &str = r#"
 return function fetch(url, init) {
   calls.push({ url: String(url), method: init.method, credentials: init.credentials,
-               headers: init.headers, signal: init.signal instanceof AbortSignal });
+               headers: init.headers, signal: init.signal instanceof AbortSignal,
+               body: init.body === undefined ? null : init.body });
   const step = script.length ? script.shift() : { status: 200 };
   if (step === "throw") throw new TypeError("fetch exploded");
   if (step === "network") return Promise.reject(new TypeError("Failed to fetch"));
   if (step === "hang") return new Promise((_, reject) => init.signal.addEventListener("abort",
       () => reject(new DOMException("The operation was aborted.", "AbortError"))));
   const headers = step.retryAfter ? { "Retry-After": step.retryAfter } : {};
-  const response = new Response(null, { status: step.status, headers });
+  let body = null;
+  if (step.json !== undefined) {
+    headers["Content-Type"] = "application/json";
+    body = JSON.stringify(step.json);
+  } else if (step.html !== undefined) {
+    headers["Content-Type"] = "text/html; charset=utf-8";
+    body = step.html;
+  }
+  const response = new Response(body, { status: step.status, headers });
   // "lateMs": the answer comes after that long, whatever the signal says meanwhile.
   if (step.lateMs) return new Promise((resolve) => setTimeout(() => resolve(response), step.lateMs));
   return Promise.resolve(response);
@@ -474,7 +484,12 @@ async fn without_a_fetch_option_the_pages_fetch_is_used_at_call_time() {
 
 #[wasm_bindgen_test]
 fn classify_cancel_response_is_the_same_table() {
-    let c = |s: f64| rust(&classify_cancel_response(JsValue::from_f64(s)).unwrap());
+    let c = |s: f64| {
+        rust(
+            &classify_cancel_response(JsValue::from_f64(s), JsValue::UNDEFINED, JsValue::UNDEFINED)
+                .unwrap(),
+        )
+    };
     assert_eq!(c(200.0)["outcome"], "cancelled");
     assert_eq!(
         c(403.0),
@@ -618,5 +633,184 @@ async fn two_cancels_of_one_job_at_once_send_one_request_and_share_its_outcome()
             .unwrap(),
     );
     assert_eq!(again["reason"], "already_finished");
+    g.logout().unwrap();
+}
+
+// ---- the task framework (`contract: "task"`) and servers without a cancel endpoint ----
+
+const TASK: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+
+/// A guard on the task contract, signed in as user 1, that recorded `TASK` from a chart-data
+/// `202` body with `tab_id` (if any).
+fn task_guard(ns: &str, mock: &MockFetch, tab_id: Option<&str>) -> JobGuard {
+    fresh(ns);
+    let options = js(json!({ "namespace": ns, "contract": "task",
+                             "headers": {"X-CSRFToken": "tok", "content-type": "text/plain"},
+                             "retry": {"baseDelayMs": 1, "maxDelayMs": 5} }));
+    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let mut body = json!({ "task_ids": [TASK], "cursor": "2026-09-01T10:00:00" });
+    if let Some(tab) = tab_id {
+        body["tab_id"] = json!(tab);
+    }
+    g.record_tasks(js(body)).unwrap();
+    g
+}
+
+#[wasm_bindgen_test]
+async fn a_task_cancel_posts_json_with_the_tabs_own_tab_id() {
+    let mock = MockFetch::new(json!([
+        { "status": 200, "json": {"message": "ok", "action": "aborted", "task": {}} }
+    ]));
+    let g = task_guard("t-post", &mock, Some("tab-1"));
+    let out = cancel(&g, TASK).await;
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(out["action"], "aborted");
+    let calls = mock.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["url"], format!("/api/v1/task/{TASK}/cancel"));
+    assert_eq!(
+        calls[0]["headers"],
+        json!({"X-CSRFToken": "tok", "Content-Type": "application/json"}),
+        "the app's own content-type is replaced"
+    );
+    assert_eq!(calls[0]["body"], r#"{"tab_id":"tab-1"}"#);
+    assert_eq!(status_of(&g, TASK), "aborted");
+    // Without a tab id the body is `{}`, never another field.
+    let mock = MockFetch::new(json!([{ "status": 200, "json": {"action": "aborted"} }]));
+    let g = task_guard("t-post-2", &mock, None);
+    cancel(&g, TASK).await;
+    assert_eq!(mock.calls()[0]["body"], "{}");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn task_answers_end_as_the_contract_says_each_after_one_request() {
+    let cases = [
+        (
+            json!({"status": 200, "json": {"action": "unsubscribed"}}),
+            "left",
+            Value::Null,
+        ),
+        (
+            json!({"status": 404, "json": {"message": "Not found"}}),
+            "not_job_owner",
+            Value::Null,
+        ),
+        (
+            json!({"status": 403, "json": {"message": "Forbidden"}}),
+            "refused",
+            json!("pending"),
+        ),
+        (
+            json!({"status": 422, "json": {"message": "Task could not be aborted."}}),
+            "already_finished",
+            Value::Null,
+        ),
+        (
+            json!({"status": 404, "html": "<!DOCTYPE html><h1>404</h1>"}),
+            "unsupported",
+            json!("pending"),
+        ),
+        (json!({"status": 401}), "unauthenticated", json!("pending")),
+    ];
+    for (i, (answer, outcome, left_status)) in cases.into_iter().enumerate() {
+        let mock = MockFetch::new(json!([answer, {"status": 200}]));
+        let g = task_guard(&format!("t-answers-{i}"), &mock, Some("t"));
+        let out = cancel(&g, TASK).await;
+        assert_eq!(out["outcome"], outcome, "{answer}");
+        assert_eq!(out["attempts"], 1, "{answer}: never retried");
+        assert_eq!(status_of(&g, TASK), left_status, "{answer}");
+        if outcome == "not_job_owner" {
+            assert!(out["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Not job owner"));
+        }
+        g.logout().unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn an_html_404_on_the_async_event_contract_is_unsupported_and_keeps_the_job() {
+    // Superset 6.1.0 has no cancel route: its HTML 404 page is not "job not found".
+    let mock = MockFetch::new(json!([{ "status": 404, "html": "<html>Not Found</html>" }]));
+    let g = guard("c-unsupported", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "unsupported");
+    assert_eq!(out["retryable"], false);
+    assert!(out["message"]
+        .as_str()
+        .unwrap()
+        .contains("not available on this server"));
+    assert_eq!(status_of(&g, "job-1"), "running");
+    // Its `done` event still applies.
+    let done = g
+        .apply_event(js(
+            json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+                               "status": "done", "errors": [], "result_url": "/r"}),
+        ))
+        .unwrap();
+    assert_eq!(rust(&done)["status"], "done");
+    // A JSON 404 is still the endpoint's own answer.
+    let mock = MockFetch::new(json!([{ "status": 404, "json": {"message": "Job not found"} }]));
+    let g = guard("c-unsupported-2", &mock, json!({}));
+    assert_eq!(cancel(&g, "job-1").await["outcome"], "not_found");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn status_changes_update_the_sessions_tasks() {
+    let mock = MockFetch::new(json!([]));
+    let g = task_guard("t-status", &mock, None);
+    let changed = g
+        .apply_task_status(js(json!({"task_id": TASK, "status": "in_progress"})))
+        .unwrap();
+    assert_eq!(rust(&changed)["status"], "in_progress");
+    let same = g
+        .apply_task_status(js(json!({"task_id": TASK, "status": "in_progress"})))
+        .unwrap();
+    assert!(same.is_null());
+    let other = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+    let changed = g
+        .apply_status_changes(js(json!({
+            "statuses": {TASK: {"status": "success", "progress": 1}, other: {"status": "failure"}},
+            "cursor": "2026-09-01T10:00:01"
+        })))
+        .unwrap();
+    let changed = rust(&changed);
+    assert_eq!(changed.as_array().unwrap().len(), 1);
+    assert_eq!(changed[0]["status"], "success");
+    assert_guard_error(
+        g.apply_status_changes(js(json!({"statuses": {TASK: {"status": "done"}}})))
+            .unwrap_err(),
+        "invalid_job",
+    );
+    assert_guard_error(
+        g.record_tasks(js(json!({"task_ids": [TASK, "not-a-uuid"]})))
+            .unwrap_err(),
+        "invalid_job",
+    );
+    assert_eq!(
+        rust(&g.jobs().unwrap()).as_array().unwrap().len(),
+        1,
+        "nothing stored"
+    );
+    let c = |s: f64, body: Value| {
+        rust(&classify_cancel_response(JsValue::from_f64(s), "task".into(), js(body)).unwrap())
+    };
+    assert_eq!(c(200.0, json!({"action": "detached"}))["outcome"], "left");
+    assert_eq!(
+        c(404.0, json!({"message": "Not found"}))["outcome"],
+        "not_job_owner"
+    );
+    let html = classify_cancel_response(
+        JsValue::from_f64(404.0),
+        JsValue::UNDEFINED,
+        "<html></html>".into(),
+    )
+    .unwrap();
+    assert_eq!(rust(&html)["outcome"], "unsupported");
     g.logout().unwrap();
 }

@@ -14,7 +14,7 @@ use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::random::SequenceRandom;
-use superset_job_guard::core::response::Outcome;
+use superset_job_guard::core::response::{Contract, Outcome, Reply};
 use superset_job_guard::core::retry::{parse_retry_after, RetryPolicy};
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::storage::{KeyValue, SharedMemory};
@@ -68,7 +68,7 @@ impl Peek for Shared {
             _ => None,
         };
         let channel_ok = match &marker["channel_id"] {
-            Value::String(c) => *c == rec.channel_id,
+            Value::String(c) => rec.channel_id.as_ref() == Some(c),
             _ => true,
         };
         user == rec.user_id && channel_ok
@@ -277,7 +277,7 @@ proptest! {
                     }
                 }
                 Op::Jobs => {}
-                Op::Settle(j, o) => store.settle_cancel(&j, OUTCOMES[usize::from(o) % OUTCOMES.len()]),
+                Op::Settle(j, o) => store.settle_cancel(&j, OUTCOMES[usize::from(o) % OUTCOMES.len()], None),
                 Op::Write(k, v) => shared.put(&k, &v),
                 Op::Advance(ms) => clock.advance(ms),
             }
@@ -376,13 +376,13 @@ proptest! {
         retry_after in proptest::option::of(".{0,32}"),
     ) {
         let policy = RetryPolicy { attempts, base_delay_ms: base, max_delay_ms: max };
-        let mut flow = CancelFlow::new("j", policy);
+        let mut flow = CancelFlow::new("j", policy, Contract::AsyncEvent);
         let mut random = SequenceRandom::new(randoms);
         let mut finished = false;
         for status in statuses {
             flow.sending();
             let answer = if status == 0 { Answer::NetworkError } else {
-                Answer::Status { status, retry_after: retry_after.clone() }
+                Answer::Status { status, retry_after: retry_after.clone(), reply: Reply::Unread }
             };
             match flow.after(&answer, T0, &mut random) {
                 Step::Wait(ms) => prop_assert!(ms <= max),

@@ -137,7 +137,7 @@ mod tests {
 
     fn record(user: Option<&str>, channel: &str, status: JobStatus) -> JobRecord {
         JobRecord {
-            channel_id: channel.into(),
+            channel_id: Some(channel.into()),
             job_id: "job-1".into(),
             user_id: user.map(str::to_owned),
             status,
@@ -145,6 +145,8 @@ mod tests {
             result_url: None,
             created_at: 1,
             updated_at: 1,
+            guest_key: None,
+            tab_ids: vec![],
         }
     }
 
@@ -152,6 +154,7 @@ mod tests {
         Session {
             user_id: user.map(str::to_owned),
             channel_id: Some(channel.into()),
+            guest_key: None,
         }
     }
 

@@ -6,7 +6,7 @@ use super::cancel::{CancelCheck, CancelRefusal};
 use serde::Serialize;
 
 use super::random::Random;
-use super::response::{classify, network_failure, Classification, Outcome};
+use super::response::{classify, network_failure, Classification, Contract, Outcome, Reply};
 use super::retry::RetryPolicy;
 
 /// The result of `cancel`, ready to show: it never rejects.
@@ -23,9 +23,11 @@ pub struct CancelOutcome {
     /// Why a local refusal refused (not set for `not_job_owner`, which says it all).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<CancelRefusal>,
+    /// The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
-/// `{ outcome, jobId, message, retryable, httpStatus, attempts, reason? }`.
 /// What one answer to a cancel request was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -33,6 +35,7 @@ pub enum Answer {
     Status {
         status: u16,
         retry_after: Option<String>,
+        reply: Reply,
     },
     /// No answer: the request failed on the way.
     NetworkError,
@@ -52,14 +55,16 @@ pub enum Step {
 pub struct CancelFlow {
     job_id: String,
     policy: RetryPolicy,
+    contract: Contract,
     sent: u32,
 }
 
 impl CancelFlow {
-    pub fn new(job_id: &str, policy: RetryPolicy) -> Self {
+    pub fn new(job_id: &str, policy: RetryPolicy, contract: Contract) -> Self {
         Self {
             job_id: job_id.to_owned(),
             policy,
+            contract,
             sent: 0,
         }
     }
@@ -91,6 +96,7 @@ impl CancelFlow {
             http_status: None,
             attempts: self.sent,
             reason,
+            action: None,
         })
     }
 
@@ -104,6 +110,7 @@ impl CancelFlow {
             http_status: None,
             attempts: self.sent,
             reason: None,
+            action: None,
         }
     }
 
@@ -115,6 +122,7 @@ impl CancelFlow {
                 outcome,
                 message,
                 retryable,
+                action,
             },
             status,
             retry_after,
@@ -122,7 +130,12 @@ impl CancelFlow {
             Answer::Status {
                 status,
                 retry_after,
-            } => (classify(*status), Some(*status), retry_after.as_deref()),
+                reply,
+            } => (
+                classify(*status, self.contract, reply),
+                Some(*status),
+                retry_after.as_deref(),
+            ),
             Answer::NetworkError => (network_failure(), None, None),
         };
         if retryable && self.sent < self.policy.attempts {
@@ -136,6 +149,7 @@ impl CancelFlow {
             http_status: status,
             attempts: self.sent,
             reason: None,
+            action,
         })
     }
 }
@@ -150,12 +164,13 @@ mod tests {
         Answer::Status {
             status: s,
             retry_after: None,
+            reply: Reply::Unread,
         }
     }
 
     /// Runs a flow against scripted answers; returns the waits and the outcome.
     fn run(policy: RetryPolicy, answers: &[Answer]) -> (Vec<u64>, CancelOutcome) {
-        let mut flow = CancelFlow::new("job-1", policy);
+        let mut flow = CancelFlow::new("job-1", policy, Contract::AsyncEvent);
         let mut random = SequenceRandom::new(vec![0.5]);
         let mut waits = Vec::new();
         for answer in answers {
@@ -250,6 +265,7 @@ mod tests {
             Answer::Status {
                 status: 429,
                 retry_after: Some("1".into()),
+                reply: Reply::Unread,
             },
             status(200),
         ];
@@ -260,7 +276,7 @@ mod tests {
 
     #[test]
     fn local_refusals_become_outcomes_without_requests() {
-        let flow = CancelFlow::new("j", RetryPolicy::default());
+        let flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent);
         let owner = CancelCheck::Refused {
             reason: CancelRefusal::NotJobOwner,
             message: "Not job owner: x".into(),
@@ -284,5 +300,46 @@ mod tests {
         let aborted: serde_json::Value = serde_json::to_value(flow.aborted()).unwrap();
         assert_eq!(aborted["outcome"], "aborted");
         assert!(aborted.get("reason").is_none());
+    }
+
+    #[test]
+    fn task_answers_are_final_and_carry_the_action() {
+        let answer = |status, reply| Answer::Status {
+            status,
+            retry_after: None,
+            reply,
+        };
+        let json = |action: Option<&str>, message: &str| Reply::Json {
+            action: action.map(str::to_owned),
+            message: Some(message.to_owned()),
+        };
+        for (a, outcome) in [
+            (answer(200, json(Some("detached"), "ok")), Outcome::Left),
+            (answer(200, json(Some("aborted"), "ok")), Outcome::Cancelled),
+            (answer(404, json(None, "Not found")), Outcome::NotJobOwner),
+            (answer(403, json(None, "Forbidden")), Outcome::Refused),
+            (
+                answer(422, json(None, "Task could not be aborted.")),
+                Outcome::AlreadyFinished,
+            ),
+            (answer(404, Reply::NotJson), Outcome::Unsupported),
+        ] {
+            let policy = RetryPolicy {
+                attempts: 10,
+                ..RetryPolicy::default()
+            };
+            let mut flow = CancelFlow::new("t", policy, Contract::Task);
+            flow.sending();
+            let Step::Finish(out) = flow.after(&a, 0, &mut SequenceRandom::new(vec![0.5])) else {
+                panic!("{a:?} was retried")
+            };
+            assert_eq!((out.outcome, out.attempts), (outcome, 1), "{a:?}");
+            if outcome == Outcome::Left {
+                assert_eq!(out.action.as_deref(), Some("detached"));
+                let v: serde_json::Value = serde_json::to_value(&out).unwrap();
+                assert_eq!(v["outcome"], "left");
+                assert_eq!(v["action"], "detached");
+            }
+        }
     }
 }

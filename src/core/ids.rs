@@ -44,6 +44,27 @@ pub fn quote(text: &str) -> String {
     }
 }
 
+/// A task id of Superset's task framework, canonical: a UUID written as 36 characters,
+/// `8-4-4-4-12` hex digits, lowercase (as Superset writes it; an uppercase one is lowered).
+pub fn canonical_uuid(id: &str) -> Option<String> {
+    let groups = [8, 4, 4, 4, 12];
+    let parts: Vec<&str> = id.split('-').collect();
+    let ok = parts.len() == groups.len()
+        && parts
+            .iter()
+            .zip(groups)
+            .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()));
+    ok.then(|| id.to_ascii_lowercase())
+}
+
+/// A `tab_id` as Superset's cancel endpoint takes it: `^[A-Za-z0-9_-]{1,64}$`.
+pub fn is_tab_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 pub fn is_reserved_id(id: &str) -> bool {
     RESERVED_IDS.contains(&id)
 }
@@ -181,6 +202,35 @@ mod tests {
         assert_eq!(exact_whole(MAX_SAFE_INTEGER as f64), Some(MAX_SAFE_INTEGER));
         for v in [1.5, -1.0, 9.1e15, f64::NAN, f64::INFINITY] {
             assert_eq!(exact_whole(v), None, "{v}");
+        }
+    }
+
+    #[test]
+    fn task_ids_are_uuids_and_tab_ids_follow_supersets_pattern() {
+        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+        assert_eq!(canonical_uuid(id).as_deref(), Some(id));
+        assert_eq!(
+            canonical_uuid("10A0BD9A-03C8-4737-9345-F4234BA86512").as_deref(),
+            Some(id)
+        );
+        for bad in [
+            "",
+            "job-1",
+            "10a0bd9a03c847379345f4234ba86512",
+            "10a0bd9a-03c8-4737-9345-f4234ba8651",
+            "10a0bd9a-03c8-4737-9345-f4234ba865123",
+            "10a0bd9g-03c8-4737-9345-f4234ba86512",
+            "10a0bd9a-03c8-4737-9345-f4234ba86512-",
+            "../0bd9a-03c8-4737-9345-f4234ba86512",
+            "10a0bd9a-03c8-4737-9345-f4234ba8651\u{ff11}",
+        ] {
+            assert_eq!(canonical_uuid(bad), None, "{bad}");
+        }
+        for good in ["a", "tab_1-X", &"z".repeat(64)] {
+            assert!(is_tab_id(good), "{good}");
+        }
+        for bad in ["", "a b", "tab/1", "é", &"z".repeat(65)] {
+            assert!(!is_tab_id(bad), "{bad}");
         }
     }
 }

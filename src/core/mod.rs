@@ -33,4 +33,5 @@ pub mod session;
 pub mod stats;
 pub mod storage;
 pub mod store;
+pub mod task;
 pub mod wire;

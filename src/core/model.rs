@@ -10,18 +10,27 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::{exact_whole, is_reserved_id, is_valid_id, quote, UserId, MAX_ID_LEN};
+use super::ids::{
+    canonical_uuid, exact_whole, is_reserved_id, is_tab_id, is_valid_id, quote, UserId, MAX_ID_LEN,
+};
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
-/// A job's status, as Superset names it. `cancelled` is the cancel-era terminal status.
+/// A job's status, as Superset names it: the async_event contract's five (`cancelled` is the
+/// cancel-era terminal status) and the task framework's seven (`pending` is in both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     Pending,
     Running,
     Done,
     Error,
     Cancelled,
+    InProgress,
+    Aborting,
+    Success,
+    Failure,
+    Aborted,
+    TimedOut,
 }
 
 impl JobStatus {
@@ -32,17 +41,53 @@ impl JobStatus {
             JobStatus::Done => "done",
             JobStatus::Error => "error",
             JobStatus::Cancelled => "cancelled",
+            JobStatus::InProgress => "in_progress",
+            JobStatus::Aborting => "aborting",
+            JobStatus::Success => "success",
+            JobStatus::Failure => "failure",
+            JobStatus::Aborted => "aborted",
+            JobStatus::TimedOut => "timed_out",
         }
     }
 
-    /// `done`, `error` and `cancelled` end a job: the server keeps no cancel record for it.
+    /// `done`, `error`, `cancelled` (jobs) and `success`, `failure`, `aborted`, `timed_out`
+    /// (tasks) end a job: the server keeps nothing to cancel.
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
-            JobStatus::Done | JobStatus::Error | JobStatus::Cancelled
+            JobStatus::Done
+                | JobStatus::Error
+                | JobStatus::Cancelled
+                | JobStatus::Success
+                | JobStatus::Failure
+                | JobStatus::Aborted
+                | JobStatus::TimedOut
+        )
+    }
+
+    /// A status of the task framework (`superset_core/tasks/types.py`).
+    pub fn is_task_status(self) -> bool {
+        !matches!(
+            self,
+            JobStatus::Running | JobStatus::Done | JobStatus::Error | JobStatus::Cancelled
+        )
+    }
+
+    /// A status of the async_event contract.
+    pub fn is_job_status(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Pending
+                | JobStatus::Running
+                | JobStatus::Done
+                | JobStatus::Error
+                | JobStatus::Cancelled
         )
     }
 }
+
+/// The most tab ids a task record keeps (the tabs of one browser watching one task).
+pub const MAX_TAB_IDS: usize = 16;
 
 /// Largest stored record (its JSON): anything bigger is treated as forged or corrupt.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024;
@@ -108,6 +153,7 @@ impl TryFrom<MetadataWire> for JobMetadata {
         let status = w
             .status
             .valid()
+            .filter(|s| s.is_job_status())
             .ok_or("`status` must be one of pending, running, done, error, cancelled")?;
         let errors = match w.errors.nullable() {
             Ok(None) | Ok(Some(AnyJson(Value::Null))) => Vec::new(),
@@ -154,11 +200,14 @@ impl JobMetadata {
 
 /// What the guard stores for one job: the metadata plus when it was recorded and last updated
 /// (milliseconds since the epoch). Written with Superset's snake_case field names, in this
-/// order (the `v1` format).
+/// order (the `v1` format). A task of the task framework has no channel (`channel_id: null`),
+/// its uuid as `job_id` and the `tab_ids` of the tabs that recorded it; a guest's record
+/// carries the guest's `guest_key`. Both are left out when empty, so a user's job record is
+/// written exactly as before.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RecordWire")]
 pub struct JobRecord {
-    pub channel_id: String,
+    pub channel_id: Option<String>,
     pub job_id: String,
     pub user_id: Option<String>,
     pub status: JobStatus,
@@ -166,12 +215,18 @@ pub struct JobRecord {
     pub result_url: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_key: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tab_ids: Vec<String>,
 }
 
 /// A stored record as read, before validation.
 #[derive(Deserialize)]
 struct RecordWire {
-    channel_id: String,
+    // Required, though null for a task.
+    #[serde(deserialize_with = "Option::deserialize")]
+    channel_id: Option<String>,
     job_id: String,
     user_id: UserId,
     status: JobStatus,
@@ -181,33 +236,66 @@ struct RecordWire {
     result_url: Option<String>,
     created_at: f64,
     updated_at: f64,
+    #[serde(default)]
+    guest_key: Option<String>,
+    #[serde(default)]
+    tab_ids: Vec<String>,
 }
 
 impl TryFrom<RecordWire> for JobRecord {
     type Error = String;
 
     fn try_from(w: RecordWire) -> Result<Self, String> {
-        let meta = JobMetadata::try_from(MetadataWire {
-            channel_id: Field::Valid(w.channel_id),
-            job_id: Field::Valid(w.job_id),
-            user_id: Field::Valid(w.user_id),
-            status: Field::Valid(w.status),
-            errors: Field::Valid(w.errors),
-            result_url: Field::Valid(w.result_url),
-        })?;
         // Whole, non-negative milliseconds. Written as `1700000000000` by this crate; a JS
         // writer may write `1700000000000.0` or `1.7e12`, which is the same time.
-        match (exact_whole(w.created_at), exact_whole(w.updated_at)) {
-            (Some(created_at), Some(updated_at)) => Ok(Self::new(meta, created_at, updated_at)),
-            _ => Err("`created_at` and `updated_at` are whole milliseconds".to_owned()),
+        let (Some(created_at), Some(updated_at)) =
+            (exact_whole(w.created_at), exact_whole(w.updated_at))
+        else {
+            return Err("`created_at` and `updated_at` are whole milliseconds".to_owned());
+        };
+        let mut record = match w.channel_id {
+            Some(channel_id) => {
+                let meta = JobMetadata::try_from(MetadataWire {
+                    channel_id: Field::Valid(channel_id),
+                    job_id: Field::Valid(w.job_id),
+                    user_id: Field::Valid(w.user_id),
+                    status: Field::Valid(w.status),
+                    errors: Field::Valid(w.errors),
+                    result_url: Field::Valid(w.result_url),
+                })?;
+                Self::new(meta, created_at, updated_at)
+            }
+            None => {
+                let task = canonical_uuid(&w.job_id)
+                    .filter(|id| *id == w.job_id && w.status.is_task_status())
+                    .ok_or("a task record has a lowercase uuid and a task status")?;
+                let mut record = Self::task(task, w.user_id.0, None, created_at);
+                record.status = w.status;
+                record.updated_at = updated_at;
+                record
+            }
+        };
+        if w.guest_key.as_deref().is_some_and(|k| !is_valid_id(k))
+            || (w.guest_key.is_some() && record.user_id.is_some())
+        {
+            return Err("`guest_key` is a valid id, of a guest's record".to_owned());
         }
+        if w.tab_ids.len() > MAX_TAB_IDS
+            || record.channel_id.is_some() && !w.tab_ids.is_empty()
+            || !w.tab_ids.iter().all(|t| is_tab_id(t))
+        {
+            return Err("`tab_ids` are a task's tab ids".to_owned());
+        }
+        record.guest_key = w.guest_key;
+        record.tab_ids = w.tab_ids;
+        Ok(record)
     }
 }
 
 impl JobRecord {
     pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
         Self {
-            channel_id: meta.channel_id,
+            channel_id: Some(meta.channel_id),
             job_id: meta.job_id,
             user_id: meta.user_id,
             status: meta.status,
@@ -215,6 +303,44 @@ impl JobRecord {
             result_url: meta.result_url,
             created_at,
             updated_at,
+            guest_key: None,
+            tab_ids: Vec::new(),
+        }
+    }
+
+    /// A new, `pending` record of the task `task_id` (a canonical uuid) for `user_id`.
+    pub fn task(
+        task_id: String,
+        user_id: Option<String>,
+        tab_id: Option<String>,
+        now: u64,
+    ) -> Self {
+        Self {
+            channel_id: None,
+            job_id: task_id,
+            user_id,
+            status: JobStatus::Pending,
+            errors: Vec::new(),
+            result_url: None,
+            created_at: now,
+            updated_at: now,
+            guest_key: None,
+            tab_ids: tab_id.into_iter().collect(),
+        }
+    }
+
+    /// Whether this is a task of the task framework (rather than an async_event job).
+    pub fn is_task(&self) -> bool {
+        self.channel_id.is_none()
+    }
+
+    /// The terminal status a successful cancel leaves: `aborted` for a task, `cancelled` for a
+    /// job.
+    pub fn cancelled_status(&self) -> JobStatus {
+        if self.is_task() {
+            JobStatus::Aborted
+        } else {
+            JobStatus::Cancelled
         }
     }
 
@@ -239,11 +365,13 @@ impl JobRecord {
     /// the field names, punctuation, status and timestamps under 200.
     pub fn fits(&self) -> bool {
         let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        let strings = self.channel_id.len()
+        let strings = text(&self.channel_id)
             + self.job_id.len()
             + text(&self.user_id)
-            + text(&self.result_url);
-        let bound = 200 + 6 * strings;
+            + text(&self.result_url)
+            + text(&self.guest_key);
+        // Tab ids are ASCII of at most 64 bytes, each written with its quotes and a comma.
+        let bound = 220 + 6 * strings + 67 * self.tab_ids.len();
         (self.errors.is_empty() && bound <= MAX_RECORD_BYTES)
             || self.stored_len() <= MAX_RECORD_BYTES
     }
@@ -536,6 +664,26 @@ mod tests {
     }
 
     #[test]
+    fn task_records_round_trip() {
+        let mut rec = JobRecord::task(
+            "10a0bd9a-03c8-4737-9345-f4234ba86512".into(),
+            None,
+            Some("t-1".into()),
+            5,
+        );
+        rec.guest_key = Some("g".into());
+        rec.status = JobStatus::TimedOut;
+        let text = rec.to_stored();
+        assert!(text.contains(r#""status":"timed_out""#), "{text}");
+        assert_eq!(rec.stored_len(), text.len());
+        assert_eq!(JobRecord::from_stored(&text), Some(rec.clone()));
+        assert!(rec.is_task() && rec.status.is_terminal());
+        assert_eq!(rec.cancelled_status(), JobStatus::Aborted);
+        rec.tab_ids = (0..MAX_TAB_IDS + 1).map(|i| format!("t{i}")).collect();
+        assert_eq!(JobRecord::from_stored(&rec.to_stored()), None);
+    }
+
+    #[test]
     fn whole_float_timestamps_are_read() {
         let text = r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":1796228787559.0,"updated_at":2}"#;
         assert_eq!(
@@ -558,6 +706,16 @@ mod tests {
             r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":-1,"updated_at":2}"#,
             r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"nope","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
             r#"{"channel_id":"c","job_id":"__proto__","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            // Tasks: a uuid (lowercase) and a task status; tab ids only on tasks; guest keys
+            // only on guests' records.
+            r#"{"channel_id":null,"job_id":"j","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            r#"{"channel_id":null,"job_id":"10A0BD9A-03C8-4737-9345-F4234BA86512","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            r#"{"channel_id":null,"job_id":"10a0bd9a-03c8-4737-9345-f4234ba86512","user_id":"1","status":"running","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            r#"{"channel_id":null,"job_id":"10a0bd9a-03c8-4737-9345-f4234ba86512","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":1,"updated_at":2,"tab_ids":["a b"]}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":1,"updated_at":2,"tab_ids":["t"]}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"pending","errors":[],"result_url":null,"created_at":1,"updated_at":2,"guest_key":"g"}"#,
+            r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"in_progress","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
+            r#"{"job_id":"j","user_id":"1","status":"done","errors":[],"result_url":null,"created_at":1,"updated_at":2}"#,
         ] {
             assert_eq!(JobRecord::from_stored(text), None, "{text}");
         }

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::quote;
+use super::response::Contract;
 use super::retry::RetryPolicy;
 use super::wire::{self, AnyJson, Field, Keys};
 
@@ -18,6 +19,8 @@ pub const MAX_MAX_JOBS: usize = 10_000;
 
 /// Superset's async_event cancel endpoint; `{job_id}` is replaced by the URL-encoded id.
 pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
+/// The task framework's cancel endpoint; `{job_id}` is replaced by the task's uuid.
+pub const DEFAULT_TASK_CANCEL_URL: &str = "/api/v1/task/{job_id}/cancel";
 pub const MAX_CANCEL_URL_LEN: usize = 2048;
 pub const MAX_HEADERS: usize = 32;
 pub const MAX_ATTEMPTS: u32 = 10;
@@ -46,6 +49,7 @@ pub struct GuardOptions {
     pub cancel_url: String,
     pub headers: Vec<(String, String)>,
     pub retry: RetryPolicy,
+    pub contract: Contract,
 }
 
 impl Default for GuardOptions {
@@ -58,6 +62,7 @@ impl Default for GuardOptions {
             cancel_url: DEFAULT_CANCEL_URL.to_owned(),
             headers: Vec::new(),
             retry: RetryPolicy::default(),
+            contract: Contract::AsyncEvent,
         }
     }
 }
@@ -74,6 +79,7 @@ struct OptionsWire {
     cancel_url: Field<Option<String>>,
     headers: Field<Option<AnyJson>>,
     retry: Field<Option<RetryWire>>,
+    contract: Field<Option<Contract>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
     fetch: Option<IgnoredAny>,
@@ -99,6 +105,7 @@ pub const KEYS: Keys = Keys {
         "cancelUrl",
         "headers",
         "retry",
+        "contract",
         "fetch",
     ],
     nested: Some(("retry", KNOWN_RETRY)),
@@ -116,6 +123,7 @@ const CANCEL_URL_RULE: &str =
 const HEADERS_RULE: &str =
     "`headers` must be an object of at most 32 header names to string values";
 const RETRY_RULE: &str = "`retry` must be an object";
+const CONTRACT_RULE: &str = "`contract` must be \"async_event\" or \"task\"";
 const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
 const MAX_DELAY_RULE: &str = "`retry.maxDelayMs` must be a whole number from 0 to 300000";
@@ -167,6 +175,20 @@ impl GuardOptions {
         self.cancel_url
             .replace(PLACEHOLDER, &encode_uri_component(job_id))
     }
+
+    /// The cancel request's JSON body: none for `async_event`; for `task`, `{"tab_id": …}`
+    /// with the tab's id when it has one, `{}` otherwise (Superset's schema takes no other
+    /// field: an unknown one is a server error).
+    pub fn cancel_body(&self, tab_id: Option<&str>) -> Option<String> {
+        (self.contract == Contract::Task).then(|| {
+            #[derive(serde::Serialize)]
+            struct Body<'a> {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                tab_id: Option<&'a str>,
+            }
+            serde_json::to_string(&Body { tab_id }).unwrap_or_else(|_| "{}".to_owned())
+        })
+    }
 }
 
 impl TryFrom<OptionsWire> for GuardOptions {
@@ -201,6 +223,12 @@ impl TryFrom<OptionsWire> for GuardOptions {
         }
         if let Some(kind) = take(w.storage, STORAGE_RULE)? {
             o.storage = kind;
+        }
+        if let Some(contract) = take(w.contract, CONTRACT_RULE)? {
+            o.contract = contract;
+            if contract == Contract::Task {
+                o.cancel_url = DEFAULT_TASK_CANCEL_URL.to_owned();
+            }
         }
         if let Some(url) = take(w.cancel_url, CANCEL_URL_RULE)? {
             let ok = url.contains(PLACEHOLDER)
@@ -455,6 +483,33 @@ mod tests {
             let err = GuardOptions::from_json(&v).unwrap_err();
             assert_eq!(err.code(), "invalid_options");
             assert!(err.to_string().contains(field), "{v}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_task_contract_has_its_own_url_and_body() {
+        let o = GuardOptions::from_json(&json!({"contract": "task"})).unwrap();
+        assert_eq!(o.contract, Contract::Task);
+        assert_eq!(
+            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512"),
+            "/api/v1/task/10a0bd9a-03c8-4737-9345-f4234ba86512/cancel"
+        );
+        assert_eq!(
+            o.cancel_body(Some("tab-1")).as_deref(),
+            Some(r#"{"tab_id":"tab-1"}"#)
+        );
+        assert_eq!(o.cancel_body(None).as_deref(), Some("{}"));
+        let custom =
+            GuardOptions::from_json(&json!({"contract": "task", "cancelUrl": "/x/{job_id}"}))
+                .unwrap();
+        assert_eq!(custom.cancel_url, "/x/{job_id}");
+        let default = GuardOptions::from_json(&json!({"contract": "async_event"})).unwrap();
+        assert_eq!(default, GuardOptions::default());
+        assert_eq!(default.cancel_body(Some("t")), None);
+        for bad in [json!({"contract": "tasks"}), json!({"contract": 1})] {
+            let err = GuardOptions::from_json(&bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_options");
+            assert!(err.to_string().contains("contract"), "{err}");
         }
     }
 }

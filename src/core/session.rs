@@ -11,44 +11,50 @@ use super::ids::{is_valid_id, quote, UserId, MAX_ID_LEN};
 use super::model::JobRecord;
 use super::wire::{self, Field, Keys};
 
-/// The signed-in session: a user (`None` for guests and anonymous users) and, once known, the
-/// async channel the server minted for it. Stored as the session marker,
-/// `{"user_id": ..., "channel_id": ...}`.
+/// The signed-in session: a user (`None` for guests and anonymous users), for a guest the key
+/// the app derived from its guest token, and, once known, the async channel the server minted
+/// for it. Stored as the session marker, `{"user_id": ..., "channel_id": ...}` (with
+/// `"guest_key"` for a guest who has one).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "MarkerWire")]
 pub struct Session {
     pub user_id: Option<String>,
     pub channel_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_key: Option<String>,
 }
 
-/// The stored marker as read: both fields must be there (`null` allowed).
+/// The stored marker as read: `user_id` and `channel_id` must be there (`null` allowed).
 #[derive(Deserialize)]
 struct MarkerWire {
     user_id: UserId,
     // Required, though it may be null (serde would read a missing `Option` as `None`).
     #[serde(deserialize_with = "Option::deserialize")]
     channel_id: Option<String>,
+    #[serde(default)]
+    guest_key: Option<String>,
 }
 
 impl TryFrom<MarkerWire> for Session {
     type Error = String;
 
     fn try_from(w: MarkerWire) -> Result<Self, String> {
-        Session::new(w.user_id, w.channel_id)
+        Session::new(w.user_id, w.channel_id, w.guest_key)
     }
 }
 
-/// What the app passes to `login`: `{ userId, channelId? }` ([`LOGIN_KEYS`]).
+/// What the app passes to `login`: `{ userId, channelId?, guestKey? }` ([`LOGIN_KEYS`]).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct LoginWire {
     user_id: Field<UserId>,
     channel_id: Field<Option<String>>,
+    guest_key: Field<Option<String>>,
 }
 
 /// The keys `login` takes.
 pub const LOGIN_KEYS: Keys = Keys {
-    known: &["userId", "channelId"],
+    known: &["userId", "channelId", "guestKey"],
     nested: None,
 };
 
@@ -56,15 +62,37 @@ fn channel_rule() -> String {
     format!("`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters")
 }
 
+fn guest_key_rule() -> String {
+    format!(
+        "`guestKey` must be null or a non-empty string of at most {MAX_ID_LEN} characters \
+         without control characters, and only for a guest (userId null)"
+    )
+}
+
 impl Session {
-    fn new(user_id: UserId, channel_id: Option<String>) -> Result<Self, String> {
+    fn new(
+        user_id: UserId,
+        channel_id: Option<String>,
+        guest_key: Option<String>,
+    ) -> Result<Self, String> {
         if channel_id.as_deref().is_some_and(|c| !is_valid_id(c)) {
             return Err(channel_rule());
+        }
+        if guest_key.is_some() && user_id.0.is_some()
+            || guest_key.as_deref().is_some_and(|k| !is_valid_id(k))
+        {
+            return Err(guest_key_rule());
         }
         Ok(Self {
             user_id: user_id.0,
             channel_id,
+            guest_key,
         })
+    }
+
+    /// Whether `other` is the same person: the same user, or the same guest.
+    pub fn same_identity(&self, other: &Session) -> bool {
+        self.user_id == other.user_id && self.guest_key == other.guest_key
     }
 
     /// Reads what the app passes to `login`: `{ userId, channelId? }`. `value` makes a
@@ -75,7 +103,7 @@ impl Session {
         let invalid = GuardError::InvalidSession;
         if let Some(key) = LOGIN_KEYS.unknown(value()) {
             return Err(invalid(format!(
-                "unknown field `{}` (expected userId and optionally channelId)",
+                "unknown field `{}` (expected userId and optionally channelId, guestKey)",
                 quote(&key)
             )));
         }
@@ -99,7 +127,11 @@ impl Session {
             .channel_id
             .nullable()
             .map_err(|_| invalid(channel_rule()))?;
-        Self::new(user_id, channel_id).map_err(invalid)
+        let guest_key = w
+            .guest_key
+            .nullable()
+            .map_err(|_| invalid(guest_key_rule()))?;
+        Self::new(user_id, channel_id, guest_key).map_err(invalid)
     }
 
     /// [`login_with`](Self::login_with) from a deserializer that can be copied (`&Value`).
@@ -117,8 +149,8 @@ impl Session {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Whether a job created by `user_id` on `channel_id` is this session's: the same user and,
-    /// once the session knows its channel, the same channel.
+    /// Whether an event of a job created by `user_id` on `channel_id` is for this session: the
+    /// same user and, once the session knows its channel, the same channel.
     pub fn owns(&self, user_id: &Option<String>, channel_id: &str) -> bool {
         &self.user_id == user_id
             && self
@@ -127,17 +159,24 @@ impl Session {
                 .is_none_or(|mine| mine == channel_id)
     }
 
+    /// Whether a record is this session's: the same user (or the same guest) and, for a job of
+    /// a channel, the session's channel once known. A task has no channel: it is the user's.
     pub fn owns_record(&self, record: &JobRecord) -> bool {
-        self.owns(&record.user_id, &record.channel_id)
+        self.guest_key == record.guest_key
+            && match &record.channel_id {
+                Some(channel) => self.owns(&record.user_id, channel),
+                None => self.user_id == record.user_id,
+            }
     }
 }
 
-/// The session as `guard.session` shows it: `{ userId, channelId }`.
+/// The session as `guard.session` shows it: `{ userId, channelId, guestKey }`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo<'a> {
     pub user_id: &'a Option<String>,
     pub channel_id: &'a Option<String>,
+    pub guest_key: &'a Option<String>,
 }
 
 impl Session {
@@ -145,6 +184,7 @@ impl Session {
         SessionInfo {
             user_id: &self.user_id,
             channel_id: &self.channel_id,
+            guest_key: &self.guest_key,
         }
     }
 }
@@ -158,7 +198,51 @@ mod tests {
         Session {
             user_id: user.map(str::to_owned),
             channel_id: channel.map(str::to_owned),
+            guest_key: None,
         }
+    }
+
+    #[test]
+    fn guests_sign_in_with_a_guest_key_that_decides_ownership() {
+        let a = login(&json!({"userId": null, "guestKey": "g-1"})).unwrap();
+        assert_eq!(a.guest_key.as_deref(), Some("g-1"));
+        assert!(!a.same_identity(&login(&json!({"userId": null, "guestKey": "g-2"})).unwrap()));
+        assert!(!a.same_identity(&session(None, None)));
+        assert!(a.same_identity(
+            &login(&json!({"userId": null, "guestKey": "g-1", "channelId": "c"})).unwrap()
+        ));
+        for bad in [
+            json!({"userId": 1, "guestKey": "g"}),
+            json!({"userId": null, "guestKey": ""}),
+            json!({"userId": null, "guestKey": 5}),
+            json!({"userId": null, "guestKey": "a\u{0}b"}),
+        ] {
+            let err = login(&bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_session", "{bad}");
+            assert!(err.to_string().contains("guestKey"), "{bad}: {err}");
+        }
+        // The marker keeps the key; a user's marker is written as before.
+        let text = a.to_stored();
+        assert_eq!(
+            text,
+            r#"{"user_id":null,"channel_id":null,"guest_key":"g-1"}"#
+        );
+        assert_eq!(Session::from_stored(&text), Some(a.clone()));
+        assert_eq!(
+            session(Some("1"), Some("c")).to_stored(),
+            r#"{"user_id":"1","channel_id":"c"}"#
+        );
+        assert_eq!(
+            Session::from_stored(r#"{"user_id":"1","channel_id":null,"guest_key":"g"}"#),
+            None
+        );
+        // A guest's records are that guest's: another guest key, or none, owns none of them.
+        let mut rec = JobRecord::task("10a0bd9a-03c8-4737-9345-f4234ba86512".into(), None, None, 1);
+        rec.guest_key = Some("g-1".into());
+        assert!(a.owns_record(&rec));
+        let other = login(&json!({"userId": null, "guestKey": "g-2"})).unwrap();
+        assert!(!other.owns_record(&rec));
+        assert!(!session(None, None).owns_record(&rec));
     }
 
     fn login(v: &Value) -> Result<Session, GuardError> {

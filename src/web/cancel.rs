@@ -21,6 +21,7 @@ use super::random::MathRandom;
 use super::state::Inner;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
+use crate::core::response::Reply;
 
 #[wasm_bindgen]
 extern "C" {
@@ -70,15 +71,18 @@ async fn run(
     let (mut flow, request) = {
         let Ok(mut guard) = inner.try_borrow_mut() else {
             // Only reachable if JS re-entered the guard from inside a guard call.
-            return CancelFlow::new(&job_id, Default::default()).aborted();
+            return CancelFlow::new(&job_id, Default::default(), Default::default()).aborted();
         };
-        let flow = CancelFlow::new(&job_id, guard.options.retry);
+        let flow = CancelFlow::new(&job_id, guard.options.retry, guard.options.contract);
         if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
             return refused;
         }
+        let body = guard
+            .options
+            .cancel_body(guard.store.cancel_tab(&job_id).as_deref());
         let request = Request {
             url: guard.options.cancel_url_for(&job_id),
-            init: request_init(&guard.options.headers),
+            init: request_init(&guard.options.headers, body.as_deref()),
             fetch: guard.fetch.clone(),
         };
         let logout = guard.logout_signal();
@@ -114,7 +118,9 @@ async fn run(
     };
     request.release();
     if let Ok(mut guard) = inner.try_borrow_mut() {
-        guard.store.settle_cancel(&job_id, outcome.outcome);
+        guard
+            .store
+            .settle_cancel(&job_id, outcome.outcome, outcome.action.as_deref());
     }
     outcome
 }
@@ -210,6 +216,7 @@ impl Aborts {
             Some(status) => Answer::Status {
                 status: status as u16,
                 retry_after: retry_after(&response),
+                reply: reply(&response, status as u16).await,
             },
             None => Answer::NetworkError,
         }
@@ -241,22 +248,56 @@ impl Aborts {
     }
 }
 
-/// `response.headers.get("Retry-After")`, if there is one to read.
-fn retry_after(response: &JsValue) -> Option<String> {
+/// `response.headers.get(name)`, if there is one to read.
+fn header(response: &JsValue, name: &str) -> Option<String> {
     let headers = Reflect::get(response, &JsValue::from_str("headers")).ok()?;
     let get = Reflect::get(&headers, &JsValue::from_str("get"))
         .ok()?
         .dyn_into::<Function>()
         .ok()?;
-    get.call1(&headers, &JsValue::from_str("Retry-After"))
+    get.call1(&headers, &JsValue::from_str(name))
         .ok()?
         .as_string()
 }
 
-/// `{ method: "POST", credentials: "same-origin", headers }`; the signal is added per
+fn retry_after(response: &JsValue) -> Option<String> {
+    header(response, "Retry-After")
+}
+
+/// What the answer's body says, read only where the outcome depends on it (a 2xx, a 404, a
+/// 422): JSON by its `Content-Type`, parsed by the platform (`response.json()`), then read as a
+/// [`Reply`]. A body of another type (Superset's HTML error page), or one that claims JSON but
+/// does not parse, is not the endpoint's answer.
+async fn reply(response: &JsValue, status: u16) -> Reply {
+    if !matches!(status, 200..=299 | 404 | 422) {
+        return Reply::Unread;
+    }
+    // No `Content-Type` says nothing: read as the endpoint's own answer, by status alone.
+    let Some(kind) = header(response, "Content-Type") else {
+        return Reply::Unread;
+    };
+    let kind = kind.to_ascii_lowercase();
+    if !(kind.starts_with("application/json") || kind.contains("+json")) {
+        return Reply::NotJson;
+    }
+    let parsed = Reflect::get(response, &JsValue::from_str("json"))
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .and_then(|f| f.call0(response).ok());
+    let Some(pending) = parsed else {
+        return Reply::NotJson;
+    };
+    match JsFuture::from(Promise::resolve(&pending)).await {
+        Ok(value) => Reply::from_json(serde_wasm_bindgen::Deserializer::from(value)),
+        Err(_) => Reply::NotJson,
+    }
+}
+
+/// `{ method: "POST", credentials: "same-origin", headers, body? }`; the signal is added per
 /// cancel. The request carries no identity of its own: Superset reads it from the
-/// `async-token` cookie.
-fn request_init(headers: &[(String, String)]) -> Object {
+/// `async-token` cookie (or its session). A JSON `body` (the task contract's) comes with
+/// `Content-Type: application/json`.
+fn request_init(headers: &[(String, String)], body: Option<&str>) -> Object {
     let init = Object::new();
     let set = |target: &JsValue, key: &str, value: &JsValue| {
         let _ = Reflect::set(target, &JsValue::from_str(key), value);
@@ -265,7 +306,18 @@ fn request_init(headers: &[(String, String)]) -> Object {
     set(&init, "credentials", &JsValue::from_str("same-origin"));
     let header_object = Object::new();
     for (name, value) in headers {
+        if body.is_some() && name.eq_ignore_ascii_case("content-type") {
+            continue;
+        }
         set(&header_object, name, &JsValue::from_str(value));
+    }
+    if let Some(body) = body {
+        set(
+            &header_object,
+            "Content-Type",
+            &JsValue::from_str("application/json"),
+        );
+        set(&init, "body", &JsValue::from_str(body));
     }
     set(&init, "headers", &header_object);
     init

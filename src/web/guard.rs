@@ -20,10 +20,11 @@ use super::tabs::{Change, Listeners, TabHost, TabSync};
 use crate::core::error::GuardError;
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
-use crate::core::response::classify;
+use crate::core::response::{classify, Contract, Reply};
 use crate::core::session::Session;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
+use crate::core::task::{StatusChange, Submission};
 
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]
@@ -166,9 +167,9 @@ impl JobGuard {
         let session = plain(&session, None, GuardError::InvalidSession)?.value;
         let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
         let purged = self.with(|g| {
-            let user = session.user_id.clone();
+            let who = session.clone();
             let (purged, before) = guarded(g.store.sign_in(session))?;
-            if before.map(|s| s.user_id) != Some(user) {
+            if !before.is_some_and(|s| s.same_identity(&who)) {
                 g.announce(Change::UserChanged);
             }
             Ok(purged)
@@ -225,6 +226,49 @@ impl JobGuard {
             JobMetadata::read,
         )?;
         self.with(|g| to_js(&guarded(g.store.apply_event(event))?))
+    }
+
+    /// Records the tasks a task-framework `202` body started (chart data's
+    /// `{ task_ids, cursor, tab_id? }` or SQL Lab's `{ async_job: { task_id, cursor, tab_id? } }`),
+    /// owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
+    #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "JobRecord[]")]
+    pub fn record_tasks(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskSubmission")] body: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let submission = from_js(
+            plain(&body, None, GuardError::InvalidJob)?.value,
+            Submission::read,
+        )?;
+        self.with(|g| to_js(&guarded(g.store.record_tasks(submission))?))
+    }
+
+    /// Applies the websocket's `{ task_id, status }` to the session's record of the task; the
+    /// record if it changed, else `null`. Throws `invalid_job` for a malformed message.
+    #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "JobRecord | null")]
+    pub fn apply_task_status(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskStatusMessage")] message: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let change = from_js(
+            plain(&message, None, GuardError::InvalidJob)?.value,
+            StatusChange::read,
+        )?;
+        self.with(|g| to_js(&g.store.apply_task_statuses(vec![change]).pop()))
+    }
+
+    /// Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
+    /// records; returns the records that changed. Throws `invalid_job` (nothing applied).
+    #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "JobRecord[]")]
+    pub fn apply_status_changes(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskStatusChanges")] body: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let changes = from_js(
+            plain(&body, None, GuardError::InvalidJob)?.value,
+            StatusChange::read_all,
+        )?;
+        self.with(|g| to_js(&g.store.apply_task_statuses(changes)))
     }
 
     /// The session's record of a job, or `null`.
@@ -292,14 +336,18 @@ pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &
     super::error::is_guard_error(error)
 }
 
-/// What an HTTP status from the cancel endpoint means: the same table `cancel` uses, for apps
-/// that send the request through their own client.
+/// What an answer from the cancel endpoint means: the same table `cancel` uses, for apps that
+/// send the request through their own client. `contract` is `"async_event"` (the default) or
+/// `"task"`; `body` is the answer's parsed JSON, or its text (an HTML page is not JSON: a 404
+/// with one is `unsupported`); without it a 404 counts as the endpoint's own answer.
 #[wasm_bindgen(
     js_name = classifyCancelResponse,
     unchecked_return_type = "CancelClassification"
 )]
 pub fn classify_cancel_response(
     #[wasm_bindgen(js_name = httpStatus, unchecked_param_type = "number")] http_status: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Contract")] contract: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "unknown")] body: JsValue,
 ) -> Result<JsValue, JsValue> {
     // A whole number from 0 to 999; anything else (not a number: a BigInt, a Symbol, ...) reads
     // as 0, a failure that is not retried. Taken as any value: a number parameter would make
@@ -308,5 +356,27 @@ pub fn classify_cancel_response(
         Some(n) if (0.0..=999.0).contains(&n) && n.fract() == 0.0 => n as u16,
         _ => 0,
     };
-    to_js(&classify(status))
+    let contract = if contract.is_undefined() || contract.is_null() {
+        Contract::default()
+    } else {
+        match contract.as_string().as_deref() {
+            Some("task") => Contract::Task,
+            Some("async_event") => Contract::AsyncEvent,
+            _ => {
+                return Err(to_js_error(&GuardError::InvalidOptions(
+                    "`contract` must be \"async_event\" or \"task\"".to_owned(),
+                )))
+            }
+        }
+    };
+    let reply = if let Some(text) = body.as_string() {
+        Reply::from_text(&text)
+    } else if body.is_undefined() {
+        Reply::Unread
+    } else {
+        Reply::from_json(Deserializer::from(
+            plain(&body, None, GuardError::InvalidJob)?.value,
+        ))
+    };
+    to_js(&classify(status, contract, &reply))
 }

@@ -36,9 +36,9 @@ impl Inner {
     /// message: they are in localStorage, whose `storage` event the other tabs get.)
     pub fn announce(&mut self, change: Change) {
         let shared = self.store.storage_status().kind != StorageMode::Memory;
-        let user = self.store.session().and_then(|s| s.user_id);
+        let session = self.store.session();
         if let Some(tabs) = &mut self.tabs {
-            tabs.announce(change, user.as_deref(), shared);
+            tabs.announce(change, session.as_ref(), shared);
         }
     }
 }

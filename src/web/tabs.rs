@@ -199,10 +199,10 @@ impl TabSync {
         self.on_message = Some(closure);
     }
 
-    /// Tells the other tabs that this one signed out, or signed in as `user` (`None`: a guest).
+    /// Tells the other tabs that this one signed out, or signed in as `session`'s user or guest.
     /// Sent over the BroadcastChannel, which also reaches tabs that have no localStorage;
     /// `shared` says whether the change is in localStorage too (its tabs heard it already).
-    pub fn announce(&mut self, change: Change, user: Option<&str>, shared: bool) {
+    pub fn announce(&mut self, change: Change, session: Option<&Session>, shared: bool) {
         if change == Change::JobsChanged {
             return; // jobs live in localStorage: its storage event carries them
         }
@@ -213,8 +213,11 @@ impl TabSync {
         let message = Object::new();
         let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
         let _ = Reflect::set(&message, &"shared".into(), &shared.into());
-        let user = user.map_or(JsValue::NULL, JsValue::from_str);
-        let _ = Reflect::set(&message, &"userId".into(), &user);
+        let text = |v: Option<&String>| v.map_or(JsValue::NULL, |v| JsValue::from_str(v));
+        let user = session.and_then(|s| s.user_id.as_ref());
+        let guest = session.and_then(|s| s.guest_key.as_ref());
+        let _ = Reflect::set(&message, &"userId".into(), &text(user));
+        let _ = Reflect::set(&message, &"guestKey".into(), &text(guest));
         let _ = channel.post_message(&message);
     }
 }
@@ -241,6 +244,7 @@ fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
     let change = Change::parse(&field("type")?.as_string()?)?;
     let shared = field("shared").and_then(|v| v.as_bool()).unwrap_or(false);
     let user = field("userId").and_then(|v| v.as_string());
+    let guest = field("guestKey").and_then(|v| v.as_string());
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
     if shared && guard.store().storage_status().kind != StorageMode::Memory {
@@ -249,7 +253,9 @@ fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
     let session = guard.store().session()?;
     match change {
         Change::Logout => Some(Change::Logout),
-        Change::UserChanged if session.user_id != user => Some(Change::UserChanged),
+        Change::UserChanged if session.user_id != user || session.guest_key != guest => {
+            Some(Change::UserChanged)
+        }
         _ => None,
     }
 }
@@ -278,7 +284,7 @@ fn classify_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> 
     let read = |v: Option<String>| v.as_deref().and_then(Session::from_stored);
     match (read(event.old_value()), read(event.new_value())) {
         (_, None) => Some(Change::Logout),
-        (Some(old), Some(new)) if old.user_id == new.user_id => Some(Change::JobsChanged),
+        (Some(old), Some(new)) if old.same_identity(&new) => Some(Change::JobsChanged),
         _ => Some(Change::UserChanged),
     }
 }

@@ -6,8 +6,21 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** A job's status as Superset names it. `done`, `error` and `cancelled` are terminal. */
+/** An async_event job's status. `done`, `error` and `cancelled` are terminal. */
 export type JobStatus = "pending" | "running" | "done" | "error" | "cancelled";
+
+/** A task's status (task framework). `success`, `failure`, `aborted` and `timed_out` are terminal. */
+export type TaskStatus =
+  | "pending"
+  | "in_progress"
+  | "aborting"
+  | "success"
+  | "failure"
+  | "aborted"
+  | "timed_out";
+
+/** The server contract: `"async_event"` (PR #42305's endpoint) or `"task"` (today's task framework). */
+export type Contract = "async_event" | "task";
 
 /** One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). */
 export interface AsyncJobError {
@@ -33,19 +46,46 @@ export interface AsyncEvent extends JobMetadata {
   id?: string;
 }
 
-/** What the guard keeps of a job: the metadata with `user_id` normalised, and two timestamps. */
-export interface JobRecord {
-  channel_id: string;
+/**
+ * What the guard keeps of a job or a task: the metadata with `user_id` normalised, and two
+ * timestamps. A task (task framework) has `channel_id: null`, its uuid as `job_id`, a
+ * `TaskStatus`, and the `tab_ids` of this browser's tabs that recorded it.
+ */
+export type JobRecord = {
   job_id: string;
   /** The creator's user id as a string; `null` for guest and anonymous sessions. */
   user_id: string | null;
-  status: JobStatus;
   errors: AsyncJobError[];
   result_url: string | null;
   /** When the job was first recorded, in ms since the epoch. */
   created_at: number;
   /** When the record last changed, in ms since the epoch. */
   updated_at: number;
+  /** A guest's record: the guest key the session signed in with. */
+  guest_key?: string;
+} & (
+  | { channel_id: string; status: JobStatus; tab_ids?: undefined }
+  | { channel_id: null; status: TaskStatus; tab_ids?: string[] }
+);
+
+/**
+ * A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's
+ * `{ async_job: { task_id, cursor, tab_id? } }`.
+ */
+export type TaskSubmission =
+  | { task_ids: string[]; cursor?: string; tab_id?: string | null }
+  | { async_job: { task_id: string; cursor?: string; tab_id?: string | null } };
+
+/** The websocket's `task.status` payload. */
+export interface TaskStatusMessage {
+  task_id: string;
+  status: TaskStatus;
+}
+
+/** The answer of `GET /api/v1/task/status_changes`. */
+export interface TaskStatusChanges {
+  statuses: Record<string, { status: TaskStatus; progress?: number | null }>;
+  cursor?: string;
 }
 
 export interface GuardOptions {
@@ -57,7 +97,12 @@ export interface GuardOptions {
   maxJobs?: number;
   /** `"local"` (default): shared by the origin's tabs. `"memory"`: this guard only. */
   storage?: "local" | "memory";
-  /** The cancel endpoint; `{job_id}` becomes the URL-encoded job id. Default `"/api/v1/async_event/{job_id}/cancel"`. */
+  /** The server contract. Default `"async_event"`. */
+  contract?: Contract;
+  /**
+   * The cancel endpoint; `{job_id}` becomes the URL-encoded job (or task) id. Default
+   * `"/api/v1/async_event/{job_id}/cancel"`, or `"/api/v1/task/{job_id}/cancel"` with `contract: "task"`.
+   */
   cancelUrl?: string;
   /** Extra headers for the cancel request, e.g. `{ "X-CSRFToken": token }` for real Superset. */
   headers?: Record<string, string>;
@@ -75,8 +120,11 @@ export interface CancelOptions {
 /** How a cancel ended. */
 export type CancelOutcomeKind =
   | "cancelled"
+  | "left"
   | "not_job_owner"
   | "not_found"
+  | "already_finished"
+  | "unsupported"
   | "unauthenticated"
   | "refused"
   | "failed"
@@ -94,6 +142,8 @@ export type CancelOutcome = {
   httpStatus: number | null;
   /** Requests sent; 0 when decided locally. */
   attempts: number;
+  /** The task contract's 200: what the server did. */
+  action?: "aborted" | "unsubscribed" | "detached" | string;
 } & (
   | { outcome: "refused"; reason: "no_session" | "unknown_job" | "already_finished" }
   | { outcome: Exclude<CancelOutcomeKind, "refused">; reason?: undefined }
@@ -104,6 +154,8 @@ export interface CancelClassification {
   outcome: CancelOutcomeKind;
   message: string;
   retryable: boolean;
+  /** The task contract's 200: what the server did. */
+  action?: string;
 }
 
 /** Who signed in. `userId` is `null` for guests (embedded dashboards) and anonymous users. */
@@ -111,12 +163,18 @@ export interface SessionInput {
   userId: string | number | null;
   /** The async channel, when the app knows it (guests: `"guest-..."`). Learnt from job metadata otherwise. */
   channelId?: string | null;
+  /**
+   * Guests only (`userId: null`): a key the app derives from its guest token, so that one
+   * guest's records are never another's (Superset 6.1.0 gives every guest one channel).
+   */
+  guestKey?: string | null;
 }
 
 /** The stored session, shared by the origin's tabs. */
 export interface SessionInfo {
   userId: string | null;
   channelId: string | null;
+  guestKey: string | null;
 }
 
 /** How many job records an operation removed. */

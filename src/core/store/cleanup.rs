@@ -93,8 +93,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         verdict
     }
 
-    /// The session's record of `job_id`; another owner's record is removed.
+    /// The session's record of `job_id`; another owner's record is removed. A task this tab
+    /// left reads as absent here (other tabs may still watch it).
     pub(super) fn load_owned(&mut self, job_id: &str, session: &Session) -> Option<JobRecord> {
+        if self.tabs.has_left(job_id) {
+            return None;
+        }
         let record = self.load(job_id).ok()?;
         if session.owns_record(&record) {
             return Some(record);

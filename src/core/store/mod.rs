@@ -15,7 +15,7 @@ use super::clock::Clock;
 use super::error::GuardError;
 use super::fallback::{is_quota, FallbackStorage, StorageStatus};
 use super::ids::is_valid_id;
-use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
+use super::model::{json_len, JobMetadata, JobRecord};
 use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
@@ -24,6 +24,7 @@ use super::storage::KeyValue;
 
 mod cleanup;
 mod keys;
+mod tasks;
 #[cfg(test)]
 mod tests;
 
@@ -38,6 +39,8 @@ pub struct JobStore<S, C> {
     ttl_ms: u64,
     max_jobs: usize,
     stats: StoreStats,
+    /// This tab's own part of shared task records (kept in memory: it is this page's).
+    tabs: tasks::TabMemory,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -59,6 +62,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             ttl_ms: options.ttl_ms,
             max_jobs: options.max_jobs,
             stats: StoreStats::default(),
+            tabs: tasks::TabMemory::default(),
         }
     }
 
@@ -97,6 +101,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Another tab signed out or switched user: what this tab kept in memory is stale.
     pub fn forget_memory(&mut self) {
         self.storage.forget_memory(&self.keys.namespace);
+        self.tabs = Default::default();
     }
 
     /// The stored session, read from storage now. A malformed marker is removed and reads as
@@ -123,10 +128,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     pub fn sign_in(&mut self, session: Session) -> Result<(usize, Option<Session>), GuardError> {
         let previous = self.session();
         let (session, purged) = match previous.clone() {
-            Some(current) if current.user_id == session.user_id => {
+            Some(current) if current.same_identity(&session) => {
                 let merged = Session {
                     user_id: session.user_id,
                     channel_id: session.channel_id.or(current.channel_id.clone()),
+                    guest_key: session.guest_key,
                 };
                 if merged == current {
                     // A page load signing the same session in again: nothing to purge or
@@ -136,7 +142,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 let purged = self.purge_except(Some(&merged));
                 (merged, purged)
             }
-            _ => (session, self.purge_except(None)),
+            _ => {
+                self.tabs = Default::default();
+                (session, self.purge_except(None))
+            }
         };
         self.write_session(&session)?;
         Ok((purged, previous))
@@ -150,6 +159,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         for key in self.storage.tombstones() {
             self.storage.remove(&key);
         }
+        self.tabs = Default::default();
         let mut purged = 0;
         for key in self.storage.keys() {
             if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
@@ -175,9 +185,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
         let now = self.clock.now_ms();
         let mut record = JobRecord::new(meta, now, now);
-        let adopts_channel = session.channel_id.as_deref() != Some(record.channel_id.as_str());
+        record.guest_key = session.guest_key.clone();
+        let adopts_channel = session.channel_id != record.channel_id;
         if adopts_channel {
-            session.channel_id = Some(record.channel_id.clone());
+            session.channel_id = record.channel_id.clone();
         }
         if let Ok(existing) = self.load(&record.job_id) {
             if session.owns_record(&existing) {
@@ -254,7 +265,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
         let session = self.session();
         let record = match &session {
-            Some(_) if is_valid_id(job_id) => self.load(job_id).ok(),
+            Some(_) if is_valid_id(job_id) && !self.tabs.has_left(job_id) => self.load(job_id).ok(),
             _ => None,
         };
         let check = decide(session.as_ref(), record, job_id);
@@ -265,9 +276,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
-    /// marks it cancelled; `not_job_owner` (403: the server says it is not ours) and
-    /// `not_found` (404: unknown or already completed) remove it. Other outcomes change nothing.
-    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome) {
+    /// marks it cancelled (a task `aborted`); `not_job_owner` (the server says it is not ours),
+    /// `not_found` and `already_finished` remove it; `left` takes this tab off the task (the
+    /// record goes when no tab of this browser watches it any more). Other outcomes, such as
+    /// `unsupported`, change nothing: the job runs on and its events still apply.
+    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome, action: Option<&str>) {
         let Some(session) = self.session() else {
             return;
         };
@@ -277,13 +290,27 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let key = self.keys.job(job_id);
         match outcome {
             Outcome::Cancelled if !record.status.is_terminal() => {
-                record.status = JobStatus::Cancelled;
+                record.status = record.cancelled_status();
                 record.updated_at = self.clock.now_ms();
                 if record.trim_to_fit().is_ok() {
                     self.put(&key, &record, Some(&session));
                 }
             }
-            Outcome::NotJobOwner | Outcome::NotFound => self.storage.remove(&key),
+            Outcome::Left => {
+                let own = self.tabs.leave(job_id);
+                if action == Some("detached") {
+                    record.tab_ids.retain(|t| Some(t) != own.as_ref());
+                }
+                if action == Some("detached") && !record.tab_ids.is_empty() {
+                    record.updated_at = self.clock.now_ms();
+                    self.put(&key, &record, Some(&session));
+                } else {
+                    self.storage.remove(&key);
+                }
+            }
+            Outcome::NotJobOwner | Outcome::NotFound | Outcome::AlreadyFinished => {
+                self.storage.remove(&key)
+            }
             _ => {}
         }
     }

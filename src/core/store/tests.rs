@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use super::*;
 use crate::core::clock::ManualClock;
 use crate::core::error::StorageError;
+use crate::core::model::JobStatus;
 use crate::core::storage::MemoryStorage;
 use serde_json::{json, Value};
 
@@ -642,12 +643,12 @@ fn settling_a_cancel_updates_or_removes_the_record() {
     s.apply_event(meta("done", json!("1"), "c", "done"))
         .unwrap();
     clock.advance(5);
-    s.settle_cancel("ok", Outcome::Cancelled);
-    s.settle_cancel("forbidden", Outcome::NotJobOwner);
-    s.settle_cancel("gone", Outcome::NotFound);
-    s.settle_cancel("busy", Outcome::Failed);
-    s.settle_cancel("done", Outcome::Cancelled);
-    s.settle_cancel("never-recorded", Outcome::Cancelled);
+    s.settle_cancel("ok", Outcome::Cancelled, None);
+    s.settle_cancel("forbidden", Outcome::NotJobOwner, None);
+    s.settle_cancel("gone", Outcome::NotFound, None);
+    s.settle_cancel("busy", Outcome::Failed, None);
+    s.settle_cancel("done", Outcome::Cancelled, None);
+    s.settle_cancel("never-recorded", Outcome::Cancelled, None);
     let ok = s.job("ok").unwrap();
     assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
     assert_eq!(s.job("forbidden"), None);
@@ -906,4 +907,165 @@ fn oversized_metadata_is_refused_and_oversized_events_keep_their_status() {
     assert_eq!(rec.status, JobStatus::Error);
     assert!(!rec.errors.is_empty() && rec.errors.len() < 40);
     assert_eq!(s.job("big").unwrap().status, JobStatus::Error);
+}
+
+// ---- the task framework's tasks, and guests ----
+
+const TA: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+const TB: &str = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+
+fn tasks(body: Value) -> crate::core::task::Submission {
+    crate::core::task::Submission::read(&body).unwrap()
+}
+
+fn status(task: &str, status: &str) -> crate::core::task::StatusChange {
+    crate::core::task::StatusChange::read(json!({"task_id": task, "status": status})).unwrap()
+}
+
+#[test]
+fn records_tasks_for_the_session_and_applies_their_statuses() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(
+        s.record_tasks(tasks(json!({"task_ids": [TA]}))),
+        Err(GuardError::NoSession)
+    );
+    s.login(login(json!(1), None)).unwrap();
+    let recs = s
+        .record_tasks(tasks(
+            json!({"task_ids": [TA, TB], "cursor": "c", "tab_id": "t1"}),
+        ))
+        .unwrap();
+    assert_eq!(recs.len(), 2);
+    let stored: Value = serde_json::from_str(&shared.value(&job_key(TA)).unwrap()).unwrap();
+    assert_eq!(
+        stored,
+        json!({"channel_id": null, "job_id": TA, "user_id": "1", "status": "pending",
+               "errors": [], "result_url": null, "created_at": T0, "updated_at": T0,
+               "tab_ids": ["t1"]})
+    );
+    assert!(s.check_cancel(TA).is_allowed());
+    assert_eq!(s.cancel_tab(TA).as_deref(), Some("t1"));
+    // Status changes: only the session's tasks, only real changes, terminal stays terminal.
+    let changed = s.apply_task_statuses(vec![
+        status(TA, "in_progress"),
+        status(TB, "pending"),
+        status("3c1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e", "success"),
+    ]);
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].status, JobStatus::InProgress);
+    assert_eq!(s.apply_task_statuses(vec![status(TA, "success")]).len(), 1);
+    assert!(s
+        .apply_task_statuses(vec![status(TA, "in_progress")])
+        .is_empty());
+    assert_eq!(s.job(TA).unwrap().status, JobStatus::Success);
+    assert_eq!(
+        s.check_cancel(TA).refusal(),
+        Some(CancelRefusal::AlreadyFinished)
+    );
+    // Recording a finished task again keeps it finished.
+    let again = s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    assert_eq!(again[0].status, JobStatus::Success);
+    // A user switch purges tasks like jobs; another user's task is not_job_owner.
+    s.login(login(json!(2), None)).unwrap();
+    assert!(s.jobs().is_empty());
+    assert_eq!(
+        s.check_cancel(TB).refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+}
+
+#[test]
+fn tabs_watch_one_task_with_their_own_tab_ids() {
+    let (shared, clock) = setup();
+    let mut a = tab(&shared, &clock);
+    let mut b = tab(&shared, &clock);
+    a.login(login(json!(1), None)).unwrap();
+    a.record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "ta"})))
+        .unwrap();
+    let rec = b
+        .record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "tb"})))
+        .unwrap();
+    assert_eq!(rec[0].tab_ids, ["ta", "tb"]);
+    assert_eq!(a.cancel_tab(TA).as_deref(), Some("ta"));
+    assert_eq!(b.cancel_tab(TA).as_deref(), Some("tb"));
+    // A tab that did not record it carries no tab id.
+    let c = tab(&shared, &clock);
+    assert_eq!(c.cancel_tab(TA), None);
+    // Tab a detaches: it no longer sees the task; b still does and may cancel it.
+    a.settle_cancel(TA, Outcome::Left, Some("detached"));
+    assert!(a.job(TA).is_none());
+    assert!(a.jobs().is_empty());
+    assert_eq!(
+        a.check_cancel(TA).refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    assert_eq!(b.job(TA).unwrap().tab_ids, ["tb"]);
+    assert!(b.check_cancel(TA).is_allowed());
+    // b detaches too: the last tab, so the record goes.
+    b.settle_cancel(TA, Outcome::Left, Some("detached"));
+    assert_eq!(shared.value(&job_key(TA)), None);
+    // Recording it again in a makes it a's again.
+    a.record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "ta"})))
+        .unwrap();
+    assert!(a.check_cancel(TA).is_allowed());
+    // Unsubscribed: the user left the task; the record goes for every tab.
+    a.settle_cancel(TA, Outcome::Left, Some("unsubscribed"));
+    assert_eq!(shared.value(&job_key(TA)), None);
+}
+
+#[test]
+fn task_cancel_answers_settle_the_record() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA, TB]})))
+        .unwrap();
+    clock.advance(5);
+    s.settle_cancel(TA, Outcome::Cancelled, Some("aborted"));
+    assert_eq!(s.job(TA).unwrap().status, JobStatus::Aborted);
+    s.settle_cancel(TB, Outcome::Unsupported, None);
+    assert_eq!(s.job(TB).unwrap().status, JobStatus::Pending, "kept");
+    s.settle_cancel(TB, Outcome::AlreadyFinished, None);
+    assert!(s.job(TB).is_none());
+    // An async_event job answered `unsupported` (6.1.0) stays, and its events still apply.
+    s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
+    s.settle_cancel("j", Outcome::Unsupported, None);
+    assert!(s
+        .apply_event(meta("j", json!("1"), "c", "done"))
+        .unwrap()
+        .is_some());
+    assert_eq!(s.job("j").unwrap().status, JobStatus::Done);
+}
+
+#[test]
+fn guests_with_another_guest_key_inherit_nothing() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    let guest = |key: &str| Session::from_login(&json!({"userId": null, "guestKey": key})).unwrap();
+    s.login(guest("g1")).unwrap();
+    // 6.1.0: every guest is user null on one shared channel.
+    s.record_job(meta("j1", Value::Null, "chan", "pending"))
+        .unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    let stored: Value = serde_json::from_str(&shared.value(&job_key("j1")).unwrap()).unwrap();
+    assert_eq!(stored["guest_key"], "g1");
+    assert_eq!(s.jobs().len(), 2);
+    // The same guest again keeps them; another guest token purges them.
+    assert_eq!(s.login(guest("g1")).unwrap(), 0);
+    assert_eq!(s.login(guest("g2")).unwrap(), 2);
+    assert!(s.jobs().is_empty());
+    assert_eq!(
+        s.check_cancel("j1").refusal(),
+        Some(CancelRefusal::UnknownJob)
+    );
+    // A record of guest g1 written by an old tab is not g2's.
+    shared.put(
+        &job_key("j2"),
+        r#"{"channel_id":"chan","job_id":"j2","user_id":null,"status":"pending","errors":[],"result_url":null,"created_at":1700000000000,"updated_at":1700000000000,"guest_key":"g1"}"#,
+    );
+    assert_eq!(
+        s.check_cancel("j2").refusal(),
+        Some(CancelRefusal::NotJobOwner)
+    );
 }
