@@ -1,12 +1,31 @@
-// The dashboard: sign in, run chart queries (Superset answers 202 with job metadata), watch
-// their status live from the async event stream, cancel them. Every job record and every
-// cancel goes through the guard.
+// The dashboard: sign in, run chart queries, watch their status live, cancel them. Every job
+// record and every cancel goes through the guard. It speaks the contract the server names in
+// /api/v1/me/: "task" (today's Superset: 202 with task ids, status_changes, per-tab cancel) or
+// "async_event" (202 with job metadata, the async event stream).
 import init, { JobGuard, isGuardError } from "/pkg/superset_job_guard.js";
 
 await init();
 
 const $ = (id) => document.getElementById(id);
 const api = { csrf: null, guestToken: null, userName: null };
+
+// Page load: who the server says is signed in (Superset's bootstrap data), and its contract.
+const me = await (await fetch("/api/v1/me/", { credentials: "same-origin" })).json();
+const contract = me.contract === "async_event" ? "async_event" : "task";
+document.body.dataset.contract = contract;
+// This tab's id, as Superset's frontend keeps one: it survives a reload, not a new tab.
+let tabId = sessionStorage.getItem("dashboard-tab-id");
+if (!tabId) {
+  tabId = `tab-${crypto.randomUUID().slice(0, 8)}`;
+  sessionStorage.setItem("dashboard-tab-id", tabId);
+}
+window.tabId = tabId;
+
+/** A guest's key, derived from the guest token: one guest's records are never another's. */
+async function guestKey(token) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  return [...new Uint8Array(digest).slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /** The app's own requests: same-origin cookies, Superset's CSRF header, a guest token. */
 function headers() {
@@ -17,6 +36,8 @@ function headers() {
 }
 
 const guard = new JobGuard({
+  contract,
+  tabId,
   retry: { attempts: 3, baseDelayMs: 200, maxDelayMs: 2000 },
   // Through the app's fetch, so the cancel carries the current CSRF and guest headers.
   fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, ...headers() } }),
@@ -107,7 +128,8 @@ async function cancel(jobId) {
   render();
   const outcome = await guard.cancel(jobId); // never rejects
   cancelling.delete(jobId);
-  log(describe(outcome), outcome.outcome === "cancelled" ? "ok" : "refused", {
+  const kind = { cancelled: "ok", left: "left" }[outcome.outcome] ?? "refused";
+  log(describe(outcome), kind, {
     outcome: outcome.outcome,
     attempts: outcome.attempts,
     jobId,
@@ -127,7 +149,7 @@ async function signIn(choice) {
   api.userName = data.user?.name ?? null;
   await refreshCsrf();
   try {
-    const { purged } = guard.login({ userId: data.user ? data.user.id : null });
+    const { purged } = guard.login(await sessionOf(data.user, data.guestToken));
     log(`Signed in${purged ? `; removed ${purged} job record(s) of the previous session` : ""}`, "ok");
   } catch (e) {
     log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
@@ -143,24 +165,50 @@ async function signOut() {
   render();
 }
 
+/** What `guard.login` takes: the user, or a guest with the key of its guest token. */
+async function sessionOf(user, guestToken) {
+  if (user) return { userId: user.id };
+  return { userId: null, guestKey: guestToken ? await guestKey(guestToken) : null };
+}
+
 async function runChart(name, fail) {
   // A broken query fails fast, as SQL errors do; the others run until done or cancelled.
-  const body = fail ? { fail: true, durationMs: 1500 } : {};
+  // Under the task contract one chart is one shared task: two users asking for it share it.
+  const body = { chart: name, tab_id: tabId, ...(fail ? { fail: true, durationMs: 1500 } : {}) };
   const { status, data } = await call("POST", "/api/v1/chart/data", body);
   if (status !== 202) return log(data.message ?? `Query failed (HTTP ${status})`, "refused");
   try {
-    const job = guard.recordJob(data); // exactly the 202 body
-    labels.set(job.job_id, name);
+    // Exactly the 202 body.
+    const records = contract === "task" ? guard.recordTasks(data) : [guard.recordJob(data)];
+    for (const job of records) labels.set(job.job_id, name);
+    if (contract === "task" && status === 202 && !cursor) cursor = data.cursor;
   } catch (e) {
     log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
   }
   render();
 }
 
+// Task status changes, polled like Superset's frontend does (every 500 ms); the cursor lives in
+// memory, as there.
+let cursor = null;
+async function pollTasks() {
+  const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+  const { status, data } = await call("GET", `/api/v1/task/status_changes${query}`);
+  if (status !== 200) return;
+  cursor = data.cursor;
+  if (guard.applyStatusChanges(data).length > 0) render();
+}
+
 // The async event stream, polled like Superset's frontend does (every 500 ms), keeping its
 // position in Superset's own localStorage key, which guard.logout() clears.
 async function poll() {
-  if (guard.session) {
+  if (guard.session && contract === "task") {
+    try {
+      await pollTasks();
+    } catch {
+      // Offline for a moment: the next poll catches up.
+    }
+  } else if (guard.session) {
     const lastId = localStorage.getItem("last_async_event_id");
     const query = lastId ? `?last_id=${encodeURIComponent(lastId)}` : "";
     try {
@@ -197,13 +245,12 @@ guard.onChange((change) => {
   render();
 });
 
-// Page load: pick up who the server says is signed in (Superset's bootstrap data).
-const { data: me } = await call("GET", "/api/v1/me/");
+// Page load: sign the guard in as the server's session (read above).
 api.guestToken = me.guestToken ?? null;
 api.userName = me.user?.name ?? null;
 if (me.user || me.guestToken) {
   await refreshCsrf();
-  guard.login({ userId: me.user ? me.user.id : null });
+  guard.login(await sessionOf(me.user, me.guestToken));
 } else if (guard.session) {
   guard.logout(); // the server session ended (expired or signed out elsewhere)
 }

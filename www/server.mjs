@@ -14,6 +14,18 @@
 //   (or `error`), each change an event on the caller's channel.
 // - GET /api/v1/async_event/?last_id= -> {"result": [events after last_id]}.
 // - POST /api/v1/async_event/<job_id>/cancel -> 401 / 403 / 404 / 200 as the contract's table.
+//
+// With `--contract task` (the default; `contract: "task"` to createApp) it speaks today's
+// Superset task framework instead (shared/superset-tasks-contract.md):
+// - POST /api/v1/chart/data {chart, tab_id?} -> 202 {task_ids: [uuid], cursor, tab_id?}: one
+//   shared task per chart (its cache key), which every user who asks for it subscribes to, each
+//   of their tabs (tab_id) separately.
+// - GET /api/v1/task/status_changes?cursor=<iso> -> {statuses: {uuid: {status, progress}},
+//   cursor}, the caller's tasks changed at or after the cursor, cursors floored to seconds.
+// - GET /api/v1/task/<uuid>/status -> {status}; 404 for a task the caller does not subscribe to.
+// - POST /api/v1/task/<uuid>/cancel {tab_id?, force?} -> 404 not a subscriber (or no such
+//   task), 403 force, 422 finished, 200 {message, action: "detached" | "unsubscribed" |
+//   "aborted", task}; any other body field is a 500, as in Superset.
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
@@ -84,12 +96,16 @@ export function compareEventIds(a, b) {
  * runs before it is `done`. `jwtExpirationSeconds`: the async-token's lifetime (Superset's
  * GLOBAL_ASYNC_QUERIES_JWT_EXPIRATION_SECONDS, default 3600).
  */
-export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 } = {}) {
+export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600, contract = "task" } = {}) {
+  if (contract !== "task" && contract !== "async_event") throw new Error(`unknown contract ${contract}`);
   const secret = randomBytes(32);
   const hmac = (text) => createHmac("sha256", secret).update(text).digest();
 
   const state = {
+    contract,
     jobDurationMs,
+    /** task uuid -> { uuid, key, status, changedOn (ms), subscribers: Map<owner, Set<tab|null>>, timers } */
+    tasks: new Map(),
     /** sid -> { userId: number | null, guestToken: string | null } */
     sessions: new Map(),
     /** guest token -> true, for the tokens this server issued */
@@ -189,6 +205,135 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
     return Boolean(ctx.sid) && given === csrfFor(ctx.sid);
   }
 
+  /** The next injected fault for a cancel, if the test set one. */
+  function injectedFault() {
+    const fault = state.faults.cancel.shift();
+    if (fault === undefined) return null;
+    const { status, retryAfter } = typeof fault === "number" ? { status: fault } : fault;
+    const res = message(status, `Injected fault ${status}`);
+    if (retryAfter !== undefined) res.headers = { "retry-after": String(retryAfter) };
+    return res;
+  }
+
+  // --- the task framework ---
+  const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+  const TERMINAL = new Set(["success", "failure", "aborted", "timed_out"]);
+  /** Who owns subscriptions: a user id, or a guest's key (an HMAC of the guest token). */
+  function subscriber(req, ctx) {
+    const guestToken = req.headers["x-guesttoken"];
+    if (guestToken !== undefined) {
+      return state.guestTokens.has(guestToken) ? `guest:${hmac(`guest:${guestToken}`).toString("hex").slice(0, 32)}` : null;
+    }
+    return ctx.session.userId === null ? null : `user:${ctx.session.userId}`;
+  }
+  function setStatus(task, status) {
+    task.status = status;
+    task.changedOn = Date.now();
+    if (TERMINAL.has(status)) for (const t of task.timers) clearTimeout(t);
+  }
+  const iso = (ms) => new Date(ms).toISOString().replace("Z", "");
+  async function readBody(req) {
+    let raw = "";
+    for await (const chunk of req) {
+      raw += chunk;
+      if (raw.length > 65_536) break;
+    }
+    if (!raw) return {};
+    try {
+      const body = JSON.parse(raw);
+      return body !== null && typeof body === "object" && !Array.isArray(body) ? body : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function taskRoute(req, ctx) {
+    const { pathname, searchParams } = ctx.url;
+    const method = req.method;
+    if (pathname === "/api/v1/chart/data" && method === "POST") {
+      if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+      const who = subscriber(req, ctx);
+      if (!who) return message(401, "Not signed in");
+      const body = (await readBody(req)) ?? {};
+      const tab = typeof body.tab_id === "string" && TAB_ID.test(body.tab_id) ? body.tab_id : null;
+      const key = `chart:${String(body.chart ?? "default")}:${body.fail ? "fail" : "ok"}`;
+      let task = [...state.tasks.values()].find((t) => t.key === key && !TERMINAL.has(t.status));
+      if (!task) {
+        task = { uuid: randomUUID(), key, status: "pending", changedOn: Date.now(), subscribers: new Map(), timers: [] };
+        state.tasks.set(task.uuid, task);
+        const current = task;
+        current.timers.push(
+          setTimeout(() => current.status === "pending" && setStatus(current, "in_progress"), 300),
+          setTimeout(() => {
+            if (TERMINAL.has(current.status)) return;
+            setStatus(current, body.fail ? "failure" : "success");
+          }, Math.max(400, Number(body.durationMs) || state.jobDurationMs)),
+        );
+      }
+      if (!task.subscribers.has(who)) task.subscribers.set(who, new Set());
+      task.subscribers.get(who).add(tab);
+      const answer = { task_ids: [task.uuid], cursor: iso(Date.now()) };
+      if (tab) answer.tab_id = tab;
+      return json(202, answer);
+    }
+    if (pathname === "/api/v1/task/status_changes" && method === "GET") {
+      const who = subscriber(req, ctx);
+      if (!who) return message(401, "Not signed in");
+      const cursor = searchParams.get("cursor");
+      const now = Date.now();
+      if (!cursor) return json(200, { statuses: {}, cursor: iso(now) });
+      const since = Date.parse(`${cursor}Z`);
+      if (Number.isNaN(since)) return message(400, "Invalid cursor");
+      const floor = Math.floor(since / 1000) * 1000;
+      const statuses = {};
+      for (const task of state.tasks.values()) {
+        if (task.subscribers.has(who) && task.changedOn >= floor) {
+          statuses[task.uuid] = { status: task.status, progress: TERMINAL.has(task.status) ? 1 : 0 };
+        }
+      }
+      return json(200, { statuses, cursor: iso(now) });
+    }
+    const status = pathname.match(/^\/api\/v1\/task\/([^/]+)\/status$/);
+    if (status && method === "GET") {
+      const task = state.tasks.get(status[1]);
+      if (!task || !task.subscribers.has(subscriber(req, ctx))) return message(404, "Not found");
+      return json(200, { status: task.status });
+    }
+    const cancel = pathname.match(/^\/api\/v1\/task\/([^/]+)\/cancel$/);
+    if (cancel && method === "POST") {
+      ctx.isCancel = true;
+      const fault = injectedFault();
+      if (fault) return fault;
+      if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+      const who = subscriber(req, ctx);
+      if (!who) return message(401, "Not signed in");
+      const body = await readBody(req);
+      ctx.cancelBody = body;
+      // The schema does not exclude unknown fields: one is a server error.
+      if (body === undefined || Object.keys(body).some((k) => k !== "tab_id" && k !== "force")) {
+        return message(500, "Internal server error");
+      }
+      const task = state.tasks.get(cancel[1]);
+      if (!task || !task.subscribers.has(who)) return message(404, "Not found");
+      if (body.force) return message(403, "Forbidden");
+      if (TERMINAL.has(task.status)) return message(422, "Task could not be aborted.");
+      const tabs = task.subscribers.get(who);
+      const tab = typeof body.tab_id === "string" && TAB_ID.test(body.tab_id) ? body.tab_id : null;
+      const view = () => ({ uuid: task.uuid, status: task.status });
+      if (tab !== null && tabs.has(tab) && tabs.size > 1) {
+        tabs.delete(tab);
+        return json(200, { message: "Detached from task", action: "detached", task: view() });
+      }
+      if (task.subscribers.size > 1) {
+        task.subscribers.delete(who);
+        return json(200, { message: "Unsubscribed from task", action: "unsubscribed", task: view() });
+      }
+      setStatus(task, "aborted");
+      return json(200, { message: "Task aborted", action: "aborted", task: view() });
+    }
+    return undefined;
+  }
+
   // --- routes ---
   async function route(req, ctx) {
     const { pathname, searchParams } = ctx.url;
@@ -219,13 +364,17 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
       return json(200, {
         user: id === null ? null : { id, name: USERS.get(id) },
         guestToken: ctx.session.guestToken,
+        contract: state.contract,
       });
     }
     if (pathname === "/api/v1/security/csrf_token/" && method === "GET") {
       return json(200, { result: csrfFor(ctx.sid) });
     }
 
-    if (pathname === "/api/v1/chart/data" && method === "POST") {
+    if (state.contract === "task") {
+      const answer = await taskRoute(req, ctx);
+      if (answer !== undefined) return answer;
+    } else if (pathname === "/api/v1/chart/data" && method === "POST") {
       if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
       const who = identify(req, ctx);
       if (!who) return message(401, "Async token missing or invalid");
@@ -256,7 +405,7 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
       });
     }
 
-    if (pathname === "/api/v1/async_event/" && method === "GET") {
+    if (state.contract === "async_event" && pathname === "/api/v1/async_event/" && method === "GET") {
       const who = identify(req, ctx);
       if (!who) return message(401, "Async token missing or invalid");
       const lastId = searchParams.get("last_id");
@@ -266,16 +415,11 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
       return json(200, { result });
     }
 
-    const cancel = pathname.match(/^\/api\/v1\/async_event\/([^/]+)\/cancel$/);
+    const cancel = state.contract === "async_event" && pathname.match(/^\/api\/v1\/async_event\/([^/]+)\/cancel$/);
     if (cancel && method === "POST") {
       ctx.isCancel = true;
-      const fault = state.faults.cancel.shift();
-      if (fault !== undefined) {
-        const { status, retryAfter } = typeof fault === "number" ? { status: fault } : fault;
-        const res = message(status, `Injected fault ${status}`);
-        if (retryAfter !== undefined) res.headers = { "retry-after": String(retryAfter) };
-        return res;
-      }
+      const fault = injectedFault();
+      if (fault) return fault;
       if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
       const who = identify(req, ctx);
       if (!who) return message(401, "Async token missing or invalid");
@@ -327,7 +471,7 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
     let result = await route(req, ctx);
     if (result === null) result = await serveStatic(req, url.pathname);
     if (url.pathname.startsWith("/api/") || url.pathname === "/login" || url.pathname === "/logout") {
-      state.requests.push({ method: req.method, path: url.pathname, status: result.status });
+      state.requests.push({ method: req.method, path: url.pathname, status: result.status, body: ctx.cancelBody });
     }
     validateSession(ctx, setCookies);
     const headers = {
@@ -350,6 +494,7 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600 
 
   function stop() {
     for (const job of state.registry.values()) for (const t of job.timers) clearTimeout(t);
+    for (const task of state.tasks.values()) for (const t of task.timers) clearTimeout(t);
   }
 
   return { state, handle, cancelRequests, stop, verifyToken };
@@ -390,6 +535,8 @@ export function start({ port = 8080, host = "127.0.0.1", ...options } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number.parseInt(process.env.PORT ?? "8080", 10);
-  const { url } = await start({ port: Number.isNaN(port) ? 8080 : port });
-  console.log(`superset-job-guard dashboard: ${url}`);
+  const at = process.argv.indexOf("--contract");
+  const contract = at > 0 ? process.argv[at + 1] : "task";
+  const { url } = await start({ port: Number.isNaN(port) ? 8080 : port, contract });
+  console.log(`superset-job-guard dashboard (${contract} contract): ${url}`);
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::quote;
+use super::ids::{is_tab_id, quote};
 use super::response::Contract;
 use super::retry::RetryPolicy;
 use super::wire::{self, AnyJson, Field, Keys};
@@ -50,6 +50,8 @@ pub struct GuardOptions {
     pub headers: Vec<(String, String)>,
     pub retry: RetryPolicy,
     pub contract: Contract,
+    /// This tab's `tab_id`, as the app sends it with its queries (task contract).
+    pub tab_id: Option<String>,
 }
 
 impl Default for GuardOptions {
@@ -63,6 +65,7 @@ impl Default for GuardOptions {
             headers: Vec::new(),
             retry: RetryPolicy::default(),
             contract: Contract::AsyncEvent,
+            tab_id: None,
         }
     }
 }
@@ -80,6 +83,7 @@ struct OptionsWire {
     headers: Field<Option<AnyJson>>,
     retry: Field<Option<RetryWire>>,
     contract: Field<Option<Contract>>,
+    tab_id: Field<Option<String>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
     fetch: Option<IgnoredAny>,
@@ -106,6 +110,7 @@ pub const KEYS: Keys = Keys {
         "headers",
         "retry",
         "contract",
+        "tabId",
         "fetch",
     ],
     nested: Some(("retry", KNOWN_RETRY)),
@@ -123,6 +128,7 @@ const CANCEL_URL_RULE: &str =
 const HEADERS_RULE: &str =
     "`headers` must be an object of at most 32 header names to string values";
 const RETRY_RULE: &str = "`retry` must be an object";
+const TAB_ID_RULE: &str = "`tabId` must be 1 to 64 of A-Z, a-z, 0-9, _ and -";
 const CONTRACT_RULE: &str = "`contract` must be \"async_event\" or \"task\"";
 const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
@@ -229,6 +235,12 @@ impl TryFrom<OptionsWire> for GuardOptions {
             if contract == Contract::Task {
                 o.cancel_url = DEFAULT_TASK_CANCEL_URL.to_owned();
             }
+        }
+        if let Some(tab) = take(w.tab_id, TAB_ID_RULE)? {
+            o.tab_id = Some(tab)
+                .filter(|t| is_tab_id(t))
+                .ok_or_else(|| refuse(TAB_ID_RULE))
+                .map(Some)?;
         }
         if let Some(url) = take(w.cancel_url, CANCEL_URL_RULE)? {
             let ok = url.contains(PLACEHOLDER)
@@ -506,6 +518,14 @@ mod tests {
         let default = GuardOptions::from_json(&json!({"contract": "async_event"})).unwrap();
         assert_eq!(default, GuardOptions::default());
         assert_eq!(default.cancel_body(Some("t")), None);
+        let tab = GuardOptions::from_json(&json!({"tabId": "tab_1"})).unwrap();
+        assert_eq!(tab.tab_id.as_deref(), Some("tab_1"));
+        for bad in [json!({"tabId": "a b"}), json!({"tabId": 3})] {
+            assert!(GuardOptions::from_json(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("tabId"));
+        }
         for bad in [json!({"contract": "tasks"}), json!({"contract": 1})] {
             let err = GuardOptions::from_json(&bad).unwrap_err();
             assert_eq!(err.code(), "invalid_options");

@@ -77,9 +77,8 @@ async fn run(
         if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
             return refused;
         }
-        let body = guard
-            .options
-            .cancel_body(guard.store.cancel_tab(&job_id).as_deref());
+        let tab = guard.store.cancel_tab(&job_id);
+        let body = guard.options.cancel_body(tab.as_deref());
         let request = Request {
             url: guard.options.cancel_url_for(&job_id),
             init: request_init(&guard.options.headers, body.as_deref()),

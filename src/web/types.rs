@@ -100,6 +100,12 @@ export interface GuardOptions {
   /** The server contract. Default `"async_event"`. */
   contract?: Contract;
   /**
+   * Task contract: this tab's `tab_id`, as the app sends it with its queries (kept in
+   * sessionStorage, it survives a reload). A cancel carries the tab id this tab recorded the
+   * task with; after a reload, this one if the record lists it.
+   */
+  tabId?: string;
+  /**
    * The cancel endpoint; `{job_id}` becomes the URL-encoded job (or task) id. Default
    * `"/api/v1/async_event/{job_id}/cancel"`, or `"/api/v1/task/{job_id}/cancel"` with `contract: "task"`.
    */

@@ -7,12 +7,13 @@ import { mkdir } from "node:fs/promises";
 
 import { start } from "../../www/server.mjs";
 import { launch } from "./browser.mjs";
+import { open, signIn, signOut, startJob, cancelById, latestOutcome, clickCancel } from "./dashboard.mjs";
 
 let server, url, app, browser;
 
 before(async () => {
   // Jobs run long enough that only a cancel ends them during a test.
-  ({ server, url, app } = await start({ port: 0, jobDurationMs: 120_000 }));
+  ({ server, url, app } = await start({ port: 0, jobDurationMs: 120_000, contract: "async_event" }));
   browser = await launch();
 });
 
@@ -21,57 +22,7 @@ after(async () => {
   server?.close();
 });
 
-async function openDashboard(context) {
-  const page = await (context ?? (await browser.newContext())).newPage();
-  page.errors = [];
-  page.on("pageerror", (e) => page.errors.push(e));
-  await page.goto(url);
-  await page.waitForSelector("body[data-ready=true]");
-  return page;
-}
-
-async function signIn(page, user) {
-  await page.selectOption("#user", user);
-  await page.click("#login");
-  await page.waitForSelector("body[data-signed-in=true]");
-}
-
-async function signOut(page) {
-  await page.click("#logout");
-  await page.waitForSelector("body[data-signed-in=false]");
-}
-
-/** Runs a chart query in the UI; returns the job id the server gave it. */
-async function startJob(page) {
-  const before = await page.locator("#jobs tr").count();
-  await page.click("button.chart >> nth=0");
-  await page.waitForFunction((n) => document.querySelectorAll("#jobs tr").length > n, before);
-  return page.locator("#jobs tr").last().getAttribute("data-job-id");
-}
-
-/** Cancels through the "any job id" form; returns the outcome logged for it. */
-async function cancelById(page, jobId) {
-  const before = await page.locator("#log li").count();
-  await page.fill("#job-id", jobId);
-  await page.click("#forge button");
-  await page.waitForFunction((n) => document.querySelectorAll("#log li").length > n, before);
-  return latestOutcome(page);
-}
-
-async function latestOutcome(page) {
-  const li = page.locator("#log li").first();
-  return { outcome: await li.getAttribute("data-outcome"), text: await li.textContent() };
-}
-
-/** Waits for the log entry of a cancel clicked in the jobs table. */
-async function clickCancel(page, jobId) {
-  const before = await page.locator("#log li").count();
-  await page.click(`#jobs tr[data-job-id="${jobId}"] button.cancel`);
-  await page.waitForFunction((n) => document.querySelectorAll("#log li").length > n, before, {
-    timeout: 15_000,
-  });
-  return latestOutcome(page);
-}
+const openDashboard = (context) => open(browser, url, context);
 
 const cancels = (jobId) => app.cancelRequests(jobId).length;
 

@@ -8,8 +8,8 @@ import { start, resolveStatic, compareEventIds } from "../../www/server.mjs";
 let server, base, app, expiring;
 
 before(async () => {
-  ({ server, url: base, app } = await start({ port: 0, jobDurationMs: 60_000 }));
-  expiring = await start({ port: 0, jwtExpirationSeconds: 0 });
+  ({ server, url: base, app } = await start({ port: 0, jobDurationMs: 60_000, contract: "async_event" }));
+  expiring = await start({ port: 0, jwtExpirationSeconds: 0, contract: "async_event" });
 });
 
 after(() => {

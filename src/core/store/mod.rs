@@ -41,6 +41,8 @@ pub struct JobStore<S, C> {
     stats: StoreStats,
     /// This tab's own part of shared task records (kept in memory: it is this page's).
     tabs: tasks::TabMemory,
+    /// This tab's id, when the app gave it (`tabId`): it survives a reload, the memory does not.
+    tab_id: Option<String>,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -63,6 +65,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             max_jobs: options.max_jobs,
             stats: StoreStats::default(),
             tabs: tasks::TabMemory::default(),
+            tab_id: options.tab_id.clone(),
         }
     }
 
@@ -297,7 +300,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 }
             }
             Outcome::Left => {
-                let own = self.tabs.leave(job_id);
+                let own = self.tabs.leave(job_id).or_else(|| self.tab_id.clone());
                 if action == Some("detached") {
                     record.tab_ids.retain(|t| Some(t) != own.as_ref());
                 }

@@ -4,8 +4,9 @@
 //! One browser's tabs share the records (localStorage), but each tab subscribes to a task with
 //! its own `tab_id`: a record keeps every tab id that recorded it, and each tab remembers, in
 //! its own memory, the tab id it recorded a task with. A tab's cancel carries that tab id (so
-//! Superset detaches only that tab); a tab that did not record the task itself, or was
-//! reloaded since, carries none, and Superset cancels it for the user. A task this tab left
+//! Superset detaches only that tab). A reloaded tab has lost that memory: it uses the app's
+//! `tabId` option if the record lists it. A tab with neither carries none, and Superset
+//! cancels the task for the user. A task this tab left
 //! (`left`) reads as absent in this tab until it records it again.
 
 use super::super::clock::Clock;
@@ -120,8 +121,15 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         changed
     }
 
-    /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with.
-    pub fn cancel_tab(&self, task_id: &str) -> Option<String> {
-        self.tabs.own_tab(task_id).cloned()
+    /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with, or
+    /// else the app's `tabId` option when the record lists it (a reloaded tab).
+    pub fn cancel_tab(&mut self, task_id: &str) -> Option<String> {
+        if let Some(own) = self.tabs.own_tab(task_id) {
+            return Some(own.clone());
+        }
+        let mine = self.tab_id.clone()?;
+        let session = self.session()?;
+        let record = self.load_owned(task_id, &session)?;
+        record.tab_ids.contains(&mine).then_some(mine)
     }
 }

@@ -989,9 +989,16 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
     assert_eq!(rec[0].tab_ids, ["ta", "tb"]);
     assert_eq!(a.cancel_tab(TA).as_deref(), Some("ta"));
     assert_eq!(b.cancel_tab(TA).as_deref(), Some("tb"));
-    // A tab that did not record it carries no tab id.
-    let c = tab(&shared, &clock);
+    // A tab that did not record it carries no tab id; a reloaded tab b, given its `tabId`,
+    // carries its own.
+    let mut c = tab(&shared, &clock);
     assert_eq!(c.cancel_tab(TA), None);
+    let options = GuardOptions {
+        tab_id: Some("tb".into()),
+        ..GuardOptions::default()
+    };
+    let mut b_reloaded = tab_with(&shared, &clock, options);
+    assert_eq!(b_reloaded.cancel_tab(TA).as_deref(), Some("tb"));
     // Tab a detaches: it no longer sees the task; b still does and may cancel it.
     a.settle_cancel(TA, Outcome::Left, Some("detached"));
     assert!(a.job(TA).is_none());

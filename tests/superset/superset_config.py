@@ -1,0 +1,48 @@
+# Superset 6.1.0 for the guard's real-Superset test: async queries on, polling transport,
+# sqlite metadata, Redis on the port the test picked, everything on 127.0.0.1.
+import os
+
+_redis_port = int(os.environ["GUARD_REDIS_PORT"])
+_home = os.environ["SUPERSET_HOME"]
+_redis = f"redis://127.0.0.1:{_redis_port}"
+
+SECRET_KEY = "guard-test-secret-key-not-for-production-0123456789"
+SQLALCHEMY_DATABASE_URI = f"sqlite:///{_home}/superset.db"
+PREVENT_UNSAFE_DB_CONNECTIONS = False
+WTF_CSRF_ENABLED = True
+TALISMAN_ENABLED = False
+
+FEATURE_FLAGS = {"GLOBAL_ASYNC_QUERIES": True}
+GLOBAL_ASYNC_QUERIES_TRANSPORT = "polling"
+GLOBAL_ASYNC_QUERIES_JWT_SECRET = "guard-test-jwt-secret-0123456789abcdef0123456789"
+GLOBAL_ASYNC_QUERIES_JWT_COOKIE_SECURE = False
+GLOBAL_ASYNC_QUERIES_CACHE_BACKEND = {
+    "CACHE_TYPE": "RedisCache",
+    "CACHE_REDIS_HOST": "127.0.0.1",
+    "CACHE_REDIS_PORT": _redis_port,
+    "CACHE_REDIS_DB": 0,
+}
+
+_cache = lambda prefix, db: {  # noqa: E731
+    "CACHE_TYPE": "RedisCache",
+    "CACHE_DEFAULT_TIMEOUT": 300,
+    "CACHE_KEY_PREFIX": prefix,
+    "CACHE_REDIS_URL": f"{_redis}/{db}",
+}
+CACHE_CONFIG = _cache("superset_", 1)
+DATA_CACHE_CONFIG = _cache("superset_data_", 2)
+
+from flask_caching.backends.rediscache import RedisCache  # noqa: E402
+
+RESULTS_BACKEND = RedisCache(host="127.0.0.1", port=_redis_port, db=3, key_prefix="results_")
+
+
+class CeleryConfig:
+    broker_url = f"{_redis}/4"
+    result_backend = f"{_redis}/4"
+    imports = ("superset.sql_lab", "superset.tasks.async_queries")
+    worker_prefetch_multiplier = 1
+    task_acks_late = False
+
+
+CELERY_CONFIG = CeleryConfig
