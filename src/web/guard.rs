@@ -202,7 +202,7 @@ impl JobGuard {
 
     /// Records the metadata Superset's create call returned. Throws `invalid_job`,
     /// `no_session` or `not_job_owner`.
-    #[wasm_bindgen(js_name = recordJob, unchecked_return_type = "JobRecord")]
+    #[wasm_bindgen(js_name = recordJob, unchecked_return_type = "AsyncJobRecord")]
     pub fn record_job(
         &self,
         #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
@@ -216,7 +216,7 @@ impl JobGuard {
 
     /// Applies an async event to the session's record of its job; `null` when the job is not
     /// the session's. Throws `invalid_job` for a malformed event.
-    #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "JobRecord | null")]
+    #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "AsyncJobRecord | null")]
     pub fn apply_event(
         &self,
         #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
@@ -231,7 +231,7 @@ impl JobGuard {
     /// Records the tasks a task-framework `202` body started (chart data's
     /// `{ task_ids, cursor, tab_id? }` or SQL Lab's `{ async_job: { task_id, cursor, tab_id? } }`),
     /// owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
-    #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "JobRecord[]")]
+    #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "TaskRecord[]")]
     pub fn record_tasks(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TaskSubmission")] body: JsValue,
@@ -245,7 +245,7 @@ impl JobGuard {
 
     /// Applies the websocket's `{ task_id, status }` to the session's record of the task; the
     /// record if it changed, else `null`. Throws `invalid_job` for a malformed message.
-    #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "JobRecord | null")]
+    #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
     pub fn apply_task_status(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TaskStatusMessage")] message: JsValue,
@@ -259,7 +259,7 @@ impl JobGuard {
 
     /// Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
     /// records; returns the records that changed. Throws `invalid_job` (nothing applied).
-    #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "JobRecord[]")]
+    #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
     pub fn apply_status_changes(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TaskStatusChanges")] body: JsValue,

@@ -46,12 +46,8 @@ export interface AsyncEvent extends JobMetadata {
   id?: string;
 }
 
-/**
- * What the guard keeps of a job or a task: the metadata with `user_id` normalised, and two
- * timestamps. A task (task framework) has `channel_id: null`, its uuid as `job_id`, a
- * `TaskStatus`, and the `tab_ids` of this browser's tabs that recorded it.
- */
-export type JobRecord = {
+/** What every record has: `user_id` normalised, and two timestamps. */
+interface RecordBase {
   job_id: string;
   /** The creator's user id as a string; `null` for guest and anonymous sessions. */
   user_id: string | null;
@@ -63,10 +59,27 @@ export type JobRecord = {
   updated_at: number;
   /** A guest's record: the guest key the session signed in with. */
   guest_key?: string;
-} & (
-  | { channel_id: string; status: JobStatus; tab_ids?: undefined }
-  | { channel_id: null; status: TaskStatus; tab_ids?: string[] }
-);
+}
+
+/** What the guard keeps of an async_event job: its metadata. */
+export interface AsyncJobRecord extends RecordBase {
+  channel_id: string;
+  status: JobStatus;
+  tab_ids?: undefined;
+}
+
+/**
+ * What the guard keeps of a task (task framework): no channel, the task's uuid as `job_id`,
+ * and the `tab_id`s of this browser's tabs that recorded it.
+ */
+export interface TaskRecord extends RecordBase {
+  channel_id: null;
+  status: TaskStatus;
+  tab_ids?: string[];
+}
+
+/** A record of either kind: narrow on `channel_id === null` (a task). */
+export type JobRecord = AsyncJobRecord | TaskRecord;
 
 /**
  * A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's

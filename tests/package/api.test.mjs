@@ -32,7 +32,7 @@ function thrown(fn) {
 test("the dashboard flow: login, recordJob, checkCancel, logout", () => {
   const guard = new JobGuard({ storage: "memory" });
   assert.deepEqual(guard.login({ userId: 1 }), { purged: 0 });
-  assert.deepEqual(guard.session, { userId: "1", channelId: null });
+  assert.deepEqual(guard.session, { userId: "1", channelId: null, guestKey: null });
 
   const record = guard.recordJob(created);
   assert.equal(record.job_id, created.job_id);
@@ -41,7 +41,7 @@ test("the dashboard flow: login, recordJob, checkCancel, logout", () => {
   assert.deepEqual(record.errors, []);
   assert.equal(typeof record.created_at, "number");
   assert.equal(record.created_at, record.updated_at);
-  assert.deepEqual(guard.session, { userId: "1", channelId: created.channel_id });
+  assert.deepEqual(guard.session, { userId: "1", channelId: created.channel_id, guestKey: null });
 
   const check = guard.checkCancel(created.job_id);
   assert.equal(check.allowed, true);
@@ -219,4 +219,49 @@ test("after free(), every call throws a GuardError with code freed; free() again
   }
   guard.free();
   assert.ok(new JobGuard({ storage: "memory" }) instanceof JobGuard);
+});
+
+test("the task contract: recordTasks, status changes, and a cancel through the app's fetch", async () => {
+  const sent = [];
+  const fetch = async (url, init) => {
+    sent.push({ url, body: init.body, type: init.headers["Content-Type"] });
+    return new Response(JSON.stringify({ message: "ok", action: "unsubscribed", task: {} }), {
+      status: 200,
+      headers: { "Content-Type": "application/json" },
+    });
+  };
+  const guard = new JobGuard({ storage: "memory", contract: "task", fetch });
+  assert.equal(thrown(() => guard.recordTasks({ task_ids: ["x"] })).code, "invalid_job");
+  assert.equal(thrown(() => guard.recordTasks({ task_ids: [created.job_id] })).code, "no_session");
+  guard.login({ userId: 1 });
+  const [task] = guard.recordTasks({ task_ids: [created.job_id], cursor: "2026-09-01T10:00:00", tab_id: "tab-1" });
+  assert.deepEqual(
+    { channel_id: task.channel_id, status: task.status, tab_ids: task.tab_ids, user_id: task.user_id },
+    { channel_id: null, status: "pending", tab_ids: ["tab-1"], user_id: "1" },
+  );
+  assert.equal(guard.applyTaskStatus({ task_id: created.job_id, status: "in_progress" }).status, "in_progress");
+  const outcome = await guard.cancel(created.job_id);
+  assert.equal(outcome.outcome, "left");
+  assert.equal(outcome.action, "unsubscribed");
+  assert.deepEqual(sent, [
+    { url: `/api/v1/task/${created.job_id}/cancel`, body: '{"tab_id":"tab-1"}', type: "application/json" },
+  ]);
+  assert.equal(guard.job(created.job_id), null, "left: the record is gone");
+  assert.equal(classifyCancelResponse(404, "task", { message: "Not found" }).outcome, "not_job_owner");
+  assert.equal(classifyCancelResponse(404, "async_event", "<!DOCTYPE html>").outcome, "unsupported");
+  assert.equal(thrown(() => classifyCancelResponse(200, "tasks")).code, "invalid_options");
+  guard.free();
+});
+
+test("guests: a guest key at login, and another guest inherits nothing", () => {
+  const guard = new JobGuard({ storage: "memory" });
+  guard.login({ userId: null, guestKey: "guest-a" });
+  assert.deepEqual(guard.session, { userId: null, channelId: null, guestKey: "guest-a" });
+  guard.recordJob({ ...created, user_id: null });
+  assert.equal(guard.jobs().length, 1);
+  assert.equal(guard.jobs()[0].guest_key, "guest-a");
+  assert.deepEqual(guard.login({ userId: null, guestKey: "guest-b" }), { purged: 1 });
+  assert.deepEqual(guard.jobs(), []);
+  assert.equal(thrown(() => guard.login({ userId: 1, guestKey: "k" })).code, "invalid_session");
+  guard.free();
 });

@@ -10,6 +10,8 @@ import init, {
   type JobMetadata,
   type JobRecord,
   type SessionInfo,
+  type TaskRecord,
+  type TaskSubmission,
 } from "superset-job-guard";
 
 export async function dashboard(created: JobMetadata, event: AsyncEvent): Promise<string> {
@@ -107,4 +109,36 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   const n: number = record.user_id;
 
   return [purged, user, status, updated, all.length, one, text, n, noReason].join();
+}
+
+// Today's Superset: the task framework, and guests of 6.1.0.
+export async function tasks(body: TaskSubmission): Promise<string> {
+  const guard = new JobGuard({ contract: "task", tabId: "tab-1" });
+  guard.login({ userId: null, guestKey: "9f2c01" });
+  const guestKey: string | null = guard.session?.guestKey ?? null;
+  const recorded: TaskRecord[] = guard.recordTasks(body);
+  guard.recordTasks({ async_job: { task_id: "10a0bd9a-03c8-4737-9345-f4234ba86512", cursor: "c" } });
+  const changed: TaskRecord | null = guard.applyTaskStatus({ task_id: recorded[0].job_id, status: "in_progress" });
+  const polled: TaskRecord[] = guard.applyStatusChanges({ statuses: {}, cursor: "c" });
+  const tabs: string[] | undefined = recorded[0].tab_ids;
+  const any: JobRecord | null = guard.job(recorded[0].job_id);
+  let text = `${guestKey}${changed?.status}${polled.length}${tabs}`;
+  if (any && any.channel_id === null) {
+    // Narrowed: a task, with a task status.
+    const s: "pending" | "in_progress" | "aborting" | "success" | "failure" | "aborted" | "timed_out" = any.status;
+    text += s;
+  }
+  const outcome = await guard.cancel(recorded[0].job_id);
+  const kind: "cancelled" | "left" | "not_job_owner" | "not_found" | "already_finished" | "unsupported"
+    | "unauthenticated" | "refused" | "failed" | "aborted" = outcome.outcome;
+  const html = classifyCancelResponse(404, "task", "<html></html>");
+  const action: string | undefined = classifyCancelResponse(200, "task", { action: "detached" }).action;
+  text += `${kind}${html.outcome}${action}`;
+  // @ts-expect-error the contract is "async_event" or "task"
+  new JobGuard({ contract: "tasks" });
+  // @ts-expect-error a task status is the framework's
+  guard.applyTaskStatus({ task_id: "x", status: "done" });
+  // @ts-expect-error a 202 body names task_ids or async_job
+  guard.recordTasks({ job_id: "x" });
+  return text;
 }
