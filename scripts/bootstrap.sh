@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing need on a fresh Debian machine, skipping whatever is
-# already there: Debian's Chromium, ChromeDriver and Firefox ESR; the wasm32 Rust target;
+# already there: Debian's Chromium, ChromeDriver, Firefox ESR and Redis; the wasm32 Rust target;
 # wasm-bindgen-cli at exactly the version Cargo.lock pins; wasm-pack; geckodriver; the npm
 # dev dependencies. Never downloads a browser or driver build of its own.
 set -euo pipefail
@@ -18,6 +18,8 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v firefox-esr >/dev/null 2>&1 || command -v firefox >/dev/null 2>&1 || missing+=(firefox-esr)
+# Redis for the real-Superset test (tests/superset/), which starts its own on a free port.
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} from Debian"
   as_root apt-get update -qq

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm test: native core tests, browser tests in Chromium and Firefox, then the built package
-# (Node API tests, TypeScript types), the reference server, and the dashboard end to end. Ends with one count line.
+# (Node API tests, TypeScript types), the reference server, the dashboard end to end, and the
+# guard on a real Superset 6.1.0. Ends with one count line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -35,8 +36,11 @@ node --test tests/server/ 2>&1 | tee -a "$log"
 step "the package in apps' bundlers: webpack 5 and Vite 7, loaded in Chromium (node --test)"
 node --test tests/consumers/ 2>&1 | tee -a "$log"
 
-step "dashboard end to end in Chromium against the reference server (node --test, playwright-core)"
+step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"
 node --test tests/e2e/ 2>&1 | tee -a "$log"
+
+step "a real Apache Superset 6.1.0: Redis, Superset and a Celery worker on 127.0.0.1 (node --test)"
+node --test tests/superset/ 2>&1 | tee -a "$log"
 
 # One line for all runners: cargo's "test result: ok. N passed; M failed" and node's
 # "# pass N" / "# fail M".

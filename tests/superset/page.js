@@ -1,0 +1,83 @@
+// The dashboard flow on a real Superset 6.1.0, through the built package: who is signed in
+// (GET /api/v1/me/), chart queries (202 + job metadata), the async event stream (polled, its
+// position in Superset's own localStorage key), cancel, logout. Driven by superset.test.mjs.
+import init, { JobGuard } from "/guard/js/index.js";
+
+await init();
+
+let csrf = null;
+const guard = new JobGuard({
+  // Superset checks CSRF on every POST but chart data: the cancel carries the token.
+  fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } }),
+  retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
+});
+
+async function getJson(path) {
+  const response = await fetch(path, { credentials: "same-origin" });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+const datasetId = Number(new URLSearchParams(location.search).get("dataset"));
+
+window.flow = {
+  guard,
+  /** The page load: sign the guard in as Superset's user. */
+  async signIn() {
+    const me = await getJson("/api/v1/me/");
+    if (me.status !== 200) return { status: me.status };
+    csrf = (await getJson("/api/v1/security/csrf_token/")).body.result;
+    return { status: 200, userId: me.body.result.id, ...guard.login({ userId: me.body.result.id }) };
+  },
+  /** An async chart query; its 202 body recorded as it is. */
+  async runChart() {
+    const response = await fetch("/api/v1/chart/data", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        datasource: { id: datasetId, type: "table" },
+        force: true,
+        queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
+        result_format: "json",
+        result_type: "full",
+      }),
+    });
+    const body = await response.json();
+    if (response.status !== 202) return { status: response.status, body };
+    return { status: 202, body, record: guard.recordJob(body) };
+  },
+  /** Polls the async event stream until the job's record is terminal (or time runs out). */
+  async pollUntilFinished(jobId, timeoutMs = 60_000) {
+    const events = [];
+    const end = Date.now() + timeoutMs;
+    while (Date.now() < end) {
+      const lastId = localStorage.getItem("last_async_event_id") ?? "";
+      const { status, body } = await getJson(`/api/v1/async_event/?last_id=${encodeURIComponent(lastId)}`);
+      if (status === 200) {
+        for (const event of body.result) {
+          events.push({ event, applied: guard.applyEvent(event) });
+          localStorage.setItem("last_async_event_id", event.id);
+        }
+      }
+      const record = guard.job(jobId);
+      if (record && ["done", "error", "cancelled"].includes(record.status)) return { record, events };
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return { record: guard.job(jobId), events, timedOut: true };
+  },
+  cancel: (jobId) => guard.cancel(jobId),
+  checkCancel: (jobId) => guard.checkCancel(jobId),
+  jobs: () => guard.jobs(),
+  recordJob(body) {
+    try {
+      return { record: guard.recordJob(body) };
+    } catch (e) {
+      return { error: { name: e.name, code: e.code, message: e.message } };
+    }
+  },
+  async logout() {
+    await fetch("/logout/", { credentials: "same-origin" });
+    return guard.logout();
+  },
+};
+document.body.dataset.ready = "true";

@@ -1,0 +1,398 @@
+// The guard on a real Apache Superset 6.1.0 (the release on PyPI): Redis, Superset and a Celery
+// worker started here on 127.0.0.1, async chart queries run as two users through the built
+// package in headless Chromium, checking the guard on Superset's real 202 bodies, events,
+// cookies and cancel answer. See shared/superset-6.1-notes.md for what 6.1.0 sends.
+//
+// The venv is kept in .cache/superset-6.1.0/ (made on the first run, about a minute) and so is
+// an initialised metadata database; each run starts from a copy of it in a temporary folder.
+// It stops exactly the processes it started. Skips, saying why, only when Python 3.11 is
+// missing.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { createServer, request as httpRequest } from "node:http";
+import { existsSync, mkdirSync, mkdtempSync, copyFileSync, openSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, normalize, sep, extname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { launch } from "../e2e/browser.mjs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const CACHE = join(ROOT, ".cache", "superset-6.1.0");
+const VENV = join(CACHE, "venv");
+const PINS = [
+  "apache-superset==6.1.0",
+  // Imported by 6.1.0 but not declared; flask-caching 2.5 breaks start-up; kombu 5.7 needs a
+  // redis-py that Superset does not allow (shared/superset-6.1-notes.md).
+  "rich==15.0.0",
+  "cachetools==8.0.2",
+  "flask-caching==2.3.1",
+  "celery==5.5.3",
+  "kombu==5.5.4",
+];
+const USERS = { alice: "alice-pw-1", bob: "bob-pw-2" };
+
+function which(cmd) {
+  try {
+    return execFileSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+const python = which("python3.11");
+const skip = python ? false : "Python 3.11 is missing (python3.11 not on PATH): the real-Superset test needs it";
+if (skip) console.log(`# superset: skipped: ${skip}`);
+
+const started = [];
+let home, ports, proxy, browser, datasetId;
+const cancelRequests = [];
+const timings = {};
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a process in its own group (so that exactly it and its children are stopped). */
+function startProcess(name, cmd, args, env) {
+  const log = openSync(join(home, `${name}.log`), "a");
+  const child = spawn(cmd, args, { env, detached: true, stdio: ["ignore", log, log] });
+  started.push({ name, child });
+  return child;
+}
+
+async function stopAll() {
+  for (const { child } of started.reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    }, 8000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function waitFor(what, check, timeoutMs = 90_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {}
+    if (Date.now() > end) {
+      const logs = started.map(({ name }) => `--- ${name}.log\n${tail(join(home, `${name}.log`))}`).join("\n");
+      throw new Error(`timed out waiting for ${what}\n${logs}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+function tail(file) {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-25).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+function ensureVenv() {
+  const marker = join(CACHE, "installed.txt");
+  if (existsSync(marker) && readFileSync(marker, "utf8") === PINS.join("\n")) return "warm";
+  rmSync(CACHE, { recursive: true, force: true });
+  mkdirSync(CACHE, { recursive: true });
+  execFileSync(python, ["-m", "venv", VENV], { stdio: "inherit" });
+  execFileSync(join(VENV, "bin", "pip"), ["install", "-q", "--disable-pip-version-check", ...PINS], {
+    stdio: "inherit",
+  });
+  writeFileSync(marker, PINS.join("\n"));
+  return "cold";
+}
+
+function supersetEnv() {
+  return {
+    ...process.env,
+    SUPERSET_HOME: home,
+    SUPERSET_CONFIG_PATH: join(HERE, "superset_config.py"),
+    GUARD_REDIS_PORT: String(ports.redis),
+    FLASK_APP: "superset",
+    PYTHONUNBUFFERED: "1",
+  };
+}
+
+/** `superset db upgrade`, two admins, `superset init`: once, kept as a template database. */
+function ensureMetadata(env) {
+  const template = join(CACHE, "superset.db");
+  if (!existsSync(template)) {
+    // Built in a scratch home and moved into place whole: a failed run leaves no template.
+    const scratch = mkdtempSync(join(tmpdir(), "sjg-superset-init-"));
+    const run = (...args) =>
+      execFileSync(join(VENV, "bin", "superset"), args, { env: { ...env, SUPERSET_HOME: scratch }, stdio: "ignore" });
+    try {
+      run("db", "upgrade");
+      for (const [name, password] of Object.entries(USERS)) {
+        run("fab", "create-admin", "--username", name, "--firstname", name, "--lastname", "Test",
+          "--email", `${name}@example.invalid`, "--password", password);
+      }
+      run("init");
+      copyFileSync(join(scratch, "superset.db"), template);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+  copyFileSync(template, join(home, "superset.db"));
+}
+
+/** The chart's data: a small sqlite table Superset reads as a dataset. */
+function writeData() {
+  const script = [
+    "import sqlite3, sys",
+    "c = sqlite3.connect(sys.argv[1])",
+    "c.execute('create table numbers (n integer, label text)')",
+    "c.executemany('insert into numbers values (?, ?)', [(i, 'l%d' % (i % 5)) for i in range(1000)])",
+    "c.commit()",
+  ].join("\n");
+  execFileSync(python, ["-c", script, join(home, "data.db")]);
+}
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
+
+/** Serves the test page and the built package under /guard/; everything else goes to Superset. */
+function startProxy() {
+  const files = (path) => {
+    const rel = decodeURIComponent(path.slice("/guard/".length));
+    if (rel === "index.html") return join(HERE, "page.html");
+    if (rel === "page.js") return join(HERE, "page.js");
+    const file = normalize(join(ROOT, rel));
+    const ok = [join(ROOT, "js") + sep, join(ROOT, "pkg") + sep].some((d) => file.startsWith(d));
+    return ok ? file : null;
+  };
+  const server = createServer(async (req, res) => {
+    if (req.url.startsWith("/guard/")) {
+      const file = files(new URL(req.url, "http://x").pathname);
+      try {
+        const body = await readFile(file);
+        res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
+        res.end(body);
+      } catch {
+        res.writeHead(404).end();
+      }
+      return;
+    }
+    const upstream = httpRequest(
+      { host: "127.0.0.1", port: ports.superset, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        if (/\/cancel$/.test(new URL(req.url, "http://x").pathname)) {
+          cancelRequests.push({
+            path: req.url,
+            status: answer.statusCode,
+            type: answer.headers["content-type"],
+          });
+        }
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => server.listen(ports.proxy, "127.0.0.1", () => resolve(server)));
+}
+
+const base = () => `http://127.0.0.1:${ports.proxy}`;
+
+/** A browser profile signed in to Superset through its login form. */
+async function signIn(context, user) {
+  const form = await (await context.request.get(`${base()}/login/`)).text();
+  const token = form.match(/name="csrf_token"\s+id="csrf_token"\s+value="([^"]+)"/)?.[1];
+  assert.ok(token, "the login form carries a CSRF token");
+  const res = await context.request.post(`${base()}/login/`, {
+    form: { csrf_token: token, username: user, password: USERS[user] },
+    maxRedirects: 0,
+  });
+  assert.equal(res.status(), 302, `${user} signs in`);
+}
+
+async function csrfHeaders(context) {
+  const { result } = await (await context.request.get(`${base()}/api/v1/security/csrf_token/`)).json();
+  return { "X-CSRFToken": result, Referer: `${base()}/` };
+}
+
+/** The async-token cookie's claims, as Superset minted them. */
+async function asyncToken(context) {
+  const cookie = (await context.cookies()).find((c) => c.name === "async-token");
+  if (!cookie) return null;
+  return { ...JSON.parse(Buffer.from(cookie.value.split(".")[1], "base64url").toString()), httpOnly: cookie.httpOnly };
+}
+
+async function openFlow(context) {
+  const page = await context.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(e));
+  await page.goto(`${base()}/guard/index.html?dataset=${datasetId}`);
+  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+  return page;
+}
+
+before(async () => {
+  if (skip) return;
+  const redis = which("redis-server");
+  assert.ok(redis, "redis-server is installed (scripts/bootstrap.sh installs Debian's)");
+  let t = Date.now();
+  timings.venv = ensureVenv();
+  timings.venvSeconds = (Date.now() - t) / 1000;
+  home = mkdtempSync(join(tmpdir(), "sjg-superset-"));
+  ports = { redis: await freePort(), superset: await freePort(), proxy: await freePort() };
+  const env = supersetEnv();
+  startProcess("redis", redis, ["--port", String(ports.redis), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], env);
+  t = Date.now();
+  ensureMetadata(env);
+  timings.initSeconds = (Date.now() - t) / 1000;
+  writeData();
+  t = Date.now();
+  startProcess("superset", join(VENV, "bin", "superset"), ["run", "--host", "127.0.0.1", "-p", String(ports.superset), "--with-threads"], env);
+  startProcess("celery", join(VENV, "bin", "celery"), ["--app=superset.tasks.celery_app:app", "worker", "--pool=solo", "--concurrency=1", "-l", "info"], env);
+  await waitFor("Superset", async () => (await fetch(`http://127.0.0.1:${ports.superset}/health`)).ok);
+  await waitFor("the Celery worker", () => tail(join(home, "celery.log")).includes("ready."));
+  timings.startSeconds = (Date.now() - t) / 1000;
+  proxy = await startProxy();
+  browser = await launch();
+
+  // The data source, created through Superset's API as alice (an admin).
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const headers = await csrfHeaders(context);
+  const db = await context.request.post(`${base()}/api/v1/database/`, {
+    headers,
+    data: { database_name: "guard-data", sqlalchemy_uri: `sqlite:///${join(home, "data.db")}` },
+  });
+  assert.equal(db.status(), 201, await db.text());
+  const dataset = await context.request.post(`${base()}/api/v1/dataset/`, {
+    headers,
+    data: { database: (await db.json()).id, table_name: "numbers", schema: "main" },
+  });
+  assert.equal(dataset.status(), 201, await dataset.text());
+  datasetId = (await dataset.json()).id;
+  await context.close();
+});
+
+after(async () => {
+  await browser?.close();
+  proxy?.close();
+  await stopAll();
+  if (home) rmSync(home, { recursive: true, force: true });
+  if (!skip) {
+    console.log(
+      `# superset: venv ${timings.venv} (${timings.venvSeconds}s), metadata ${timings.initSeconds}s, start ${timings.startSeconds}s`,
+    );
+  }
+});
+
+test("records the real 202 body for the signed-in user and channel, and applies its done event", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  const signedIn = await page.evaluate(() => window.flow.signIn());
+  assert.equal(signedIn.status, 200);
+  const token = await asyncToken(context);
+  assert.ok(token.httpOnly, "the async-token cookie is HttpOnly");
+  assert.deepEqual(Object.keys(token).sort(), ["channel", "httpOnly", "sub"], "no exp in 6.1.0's token");
+  const { status, body, record } = await page.evaluate(() => window.flow.runChart());
+  assert.equal(status, 202);
+  assert.deepEqual(Object.keys(body).sort(), ["channel_id", "errors", "job_id", "result_url", "status", "user_id"]);
+  assert.equal(body.user_id, signedIn.userId, "6.1.0 sends user_id as an int");
+  assert.equal(record.user_id, String(signedIn.userId));
+  assert.equal(record.channel_id, token.channel);
+  assert.equal(record.status, "pending");
+  const done = await page.evaluate((id) => window.flow.pollUntilFinished(id), record.job_id);
+  assert.ok(!done.timedOut, "the job finished");
+  assert.equal(done.record.status, "done");
+  assert.match(done.record.result_url, /^\/api\/v1\/chart\/data\/qc-/);
+  // 6.1.0 emits only terminal events.
+  assert.deepEqual([...new Set(done.events.map((e) => e.event.status))].filter((s) => s !== "done" && s !== "error"), []);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test("cancel: 6.1.0 has no endpoint; its HTML 404 is `unsupported`, sent once, and the job is kept", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  const { record } = await page.evaluate(() => window.flow.runChart());
+  const before = cancelRequests.length;
+  const outcome = await page.evaluate((id) => window.flow.cancel(id), record.job_id);
+  assert.equal(outcome.outcome, "unsupported", JSON.stringify(outcome));
+  assert.equal(outcome.httpStatus, 404);
+  assert.equal(outcome.attempts, 1);
+  assert.match(outcome.message, /not available on this server/);
+  const sent = cancelRequests.slice(before);
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].status, 404);
+  assert.match(sent[0].type, /^text\/html/);
+  // The record stays, and the job's done event still reaches it.
+  const done = await page.evaluate((id) => window.flow.pollUntilFinished(id), record.job_id);
+  assert.equal(done.record.status, "done");
+  await context.close();
+});
+
+test("logout clears the records and Superset's last event id; a user switch purges and sends nothing", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  let page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  const first = (await page.evaluate(() => window.flow.runChart())).record;
+  await page.evaluate((id) => window.flow.pollUntilFinished(id), first.job_id);
+  assert.notEqual(await page.evaluate(() => localStorage.getItem("last_async_event_id")), null);
+  const { purged } = await page.evaluate(() => window.flow.logout());
+  assert.equal(purged, 1);
+  assert.deepEqual(await page.evaluate(() => window.flow.jobs()), []);
+  assert.equal(await page.evaluate(() => localStorage.getItem("last_async_event_id")), null);
+  assert.equal((await page.evaluate(() => window.flow.signIn())).status, 401, "signed out on the server too");
+
+  // Alice again; her record is left behind when her Superset session ends without the page's
+  // logout (another tab, an expiry): the failure the guard exists for.
+  await signIn(context, "alice");
+  page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  const aliceToken = await asyncToken(context);
+  const alices = (await page.evaluate(() => window.flow.runChart())).body;
+  await context.request.get(`${base()}/logout/`, { maxRedirects: 0 });
+  // Bob signs in in the same browser: Superset mints a new channel; the page load purges.
+  await signIn(context, "bob");
+  page = await openFlow(context);
+  const bob = await page.evaluate(() => window.flow.signIn());
+  assert.equal(bob.purged, 1, "alice's record purged at bob's sign-in");
+  const bobToken = await asyncToken(context);
+  assert.notEqual(bobToken.channel, aliceToken.channel);
+  assert.equal(bobToken.sub, String(bob.userId));
+  const before = cancelRequests.length;
+  const check = await page.evaluate((id) => window.flow.checkCancel(id), alices.job_id);
+  assert.deepEqual([check.allowed, check.reason], [false, "unknown_job"]);
+  const outcome = await page.evaluate((id) => window.flow.cancel(id), alices.job_id);
+  assert.equal(outcome.outcome, "refused");
+  assert.equal(outcome.attempts, 0);
+  assert.equal(cancelRequests.length, before, "nothing sent for alice's job");
+  // Alice's real 202 body is not bob's to record.
+  const foreign = await page.evaluate((b) => window.flow.recordJob(b), alices);
+  assert.equal(foreign.error?.code, "not_job_owner");
+  // Bob's own job is his, on his channel.
+  const { record } = await page.evaluate(() => window.flow.runChart());
+  assert.equal(record.user_id, String(bob.userId));
+  assert.equal(record.channel_id, bobToken.channel);
+  await context.close();
+});
