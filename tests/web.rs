@@ -88,7 +88,7 @@ fn records_superset_metadata_in_local_storage_under_documented_keys() {
     assert_eq!(serde_json::from_str::<Value>(&stored).unwrap(), rec);
     assert_eq!(
         rust(&g.session().unwrap()),
-        json!({"userId": "1", "channelId": "1095c1c9-b6b1-444d-aa83-8e323b32831f"})
+        json!({"userId": "1", "channelId": "1095c1c9-b6b1-444d-aa83-8e323b32831f", "guestKey": null})
     );
     assert_eq!(
         rust(
@@ -297,7 +297,7 @@ fn guests_own_jobs_through_their_channel() {
         .unwrap();
     assert_eq!(
         rust(&g.session().unwrap()),
-        json!({"userId": null, "channelId": "guest-aa"})
+        json!({"userId": null, "channelId": "guest-aa", "guestKey": null})
     );
     let rec = record(&mut g, "g1", Value::Null, "guest-aa", "running");
     assert_eq!(rec["user_id"], Value::Null);
@@ -306,6 +306,32 @@ fn guests_own_jobs_through_their_channel() {
         .unwrap();
     assert_eq!(reason(&mut g, "g1"), "unknown_job");
     g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn guests_of_one_shared_channel_are_told_apart_by_their_guest_key() {
+    // Superset 6.1.0: every guest is user null, and two guest tokens share one channel.
+    let ns = fresh("t-guest-key");
+    let mut a = guard(&ns);
+    let mut b = guard(&ns);
+    a.login(js(json!({"userId": null, "guestKey": "key-a"})))
+        .unwrap();
+    let rec = record(&mut a, "g1", Value::Null, "shared-chan", "running");
+    assert_eq!(rec["guest_key"], "key-a");
+    assert_eq!(
+        check(&mut b, "g1")["allowed"],
+        true,
+        "the same guest, another tab"
+    );
+    // Another guest signs in (another tab): the first guest's record is gone in both tabs.
+    let purged = rust(
+        &b.login(js(json!({"userId": null, "guestKey": "key-b"})))
+            .unwrap(),
+    );
+    assert_eq!(purged["purged"], 1);
+    assert_eq!(reason(&mut a, "g1"), "unknown_job");
+    assert_eq!(rust(&a.session().unwrap())["guestKey"], "key-b");
+    a.logout().unwrap();
 }
 
 #[wasm_bindgen_test]
