@@ -6,15 +6,15 @@
 //! a value of these types is always valid: task ids are canonical uuids, tab ids follow
 //! Superset's `^[A-Za-z0-9_-]{1,64}$`, statuses are the framework's seven.
 
-use std::collections::BTreeMap;
-
-use serde::de::IgnoredAny;
+use serde::de::value::{Error as ValueError, StrDeserializer};
+use serde::de::{IgnoredAny, IntoDeserializer};
 use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{canonical_uuid, is_tab_id, quote};
 use super::model::JobStatus;
-use super::wire::{self, Field};
+use super::wire::{self, AnyJson, Field};
 
 /// Most task ids one `202` body may name (a chart has one per query object).
 pub const MAX_TASKS_PER_BODY: usize = 100;
@@ -155,24 +155,18 @@ impl StatusChange {
     }
 
     /// Reads a `status_changes` answer, `{ statuses: { <uuid>: { status, progress } }, cursor }`,
-    /// whole: one malformed entry refuses it all.
+    /// whole: one malformed entry refuses it all. (`statuses` is read as the guard reads any
+    /// JSON from outside: at most 64 levels deep.)
     pub fn read_all<'de, D: Deserializer<'de>>(value: D) -> Result<Vec<Self>, GuardError> {
         #[derive(Default, Deserialize)]
         #[serde(default)]
         struct ChangesWire {
-            statuses: Field<BTreeMap<String, EntryWire>>,
+            statuses: Field<AnyJson>,
             #[allow(dead_code)]
             cursor: Option<IgnoredAny>,
         }
-        #[derive(Default, Deserialize)]
-        #[serde(default)]
-        struct EntryWire {
-            status: Field<JobStatus>,
-            #[allow(dead_code)]
-            progress: Option<IgnoredAny>,
-        }
         let w: ChangesWire = wire::read(value, "expected { statuses, cursor }").map_err(invalid)?;
-        let Field::Valid(statuses) = w.statuses else {
+        let Field::Valid(AnyJson(Value::Object(statuses))) = w.statuses else {
             return Err(invalid(
                 "`statuses` must be an object of task uuids to { status, progress }".to_owned(),
             ));
@@ -181,7 +175,15 @@ impl StatusChange {
             .into_iter()
             .map(|(id, entry)| {
                 let task_id = task_id(Some(&id), "statuses")?;
-                let status = task_status(entry.status, &task_id)?;
+                let status =
+                    entry
+                        .get("status")
+                        .and_then(Value::as_str)
+                        .map_or(Field::Missing, |s| {
+                            let s: StrDeserializer<'_, ValueError> = s.into_deserializer();
+                            Field::deserialize(s).unwrap_or(Field::Invalid)
+                        });
+                let status = task_status(status, &task_id)?;
                 Ok(Self { task_id, status })
             })
             .collect()

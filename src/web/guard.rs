@@ -370,7 +370,11 @@ pub fn classify_cancel_response(
         }
     };
     let reply = if let Some(text) = body.as_string() {
-        Reply::from_text(&text)
+        // The platform's JSON parser, then the same reader as a parsed body.
+        match js_sys::JSON::parse(&text) {
+            Ok(value) => Reply::from_json(Deserializer::from(value)),
+            Err(_) => Reply::NotJson,
+        }
     } else if body.is_undefined() {
         Reply::Unread
     } else {
