@@ -186,18 +186,22 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
   const json = (status, body) => ({ status, body: JSON.stringify(body), type: "application/json" });
   const message = (status, text) => json(status, { message: text });
 
-  async function readJson(req) {
+  /** A JSON request body: the object, `{}` when empty, `undefined` when not a JSON object. */
+  async function readBody(req) {
     let raw = "";
     for await (const chunk of req) {
       raw += chunk;
       if (raw.length > 65_536) break;
     }
+    if (!raw) return {};
     try {
-      return raw ? JSON.parse(raw) : {};
+      const body = JSON.parse(raw);
+      return body !== null && typeof body === "object" && !Array.isArray(body) ? body : undefined;
     } catch {
-      return {};
+      return undefined;
     }
   }
+  const readJson = async (req) => (await readBody(req)) ?? {};
 
   function checkCsrf(req, ctx) {
     if (req.headers["x-guesttoken"] !== undefined) return true; // guest requests are exempt
@@ -232,21 +236,6 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
     if (TERMINAL.has(status)) for (const t of task.timers) clearTimeout(t);
   }
   const iso = (ms) => new Date(ms).toISOString().replace("Z", "");
-  async function readBody(req) {
-    let raw = "";
-    for await (const chunk of req) {
-      raw += chunk;
-      if (raw.length > 65_536) break;
-    }
-    if (!raw) return {};
-    try {
-      const body = JSON.parse(raw);
-      return body !== null && typeof body === "object" && !Array.isArray(body) ? body : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   async function taskRoute(req, ctx) {
     const { pathname, searchParams } = ctx.url;
     const method = req.method;
@@ -254,7 +243,7 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
       const who = subscriber(req, ctx);
       if (!who) return message(401, "Not signed in");
-      const body = (await readBody(req)) ?? {};
+      const body = await readJson(req);
       const tab = typeof body.tab_id === "string" && TAB_ID.test(body.tab_id) ? body.tab_id : null;
       const key = `chart:${String(body.chart ?? "default")}:${body.fail ? "fail" : "ok"}`;
       let task = [...state.tasks.values()].find((t) => t.key === key && !TERMINAL.has(t.status));

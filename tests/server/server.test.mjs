@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 
 import { start, resolveStatic, compareEventIds } from "../../www/server.mjs";
+import { Client as BaseClient } from "./client.mjs";
 
 let server, base, app, expiring;
 
@@ -17,47 +18,10 @@ after(() => {
   expiring.server.close();
 });
 
-/** A browser stand-in: keeps cookies, sends the CSRF token once it has one. */
-class Client {
+/** The shared browser stand-in, on this file's server, with the async_event calls. */
+class Client extends BaseClient {
   constructor(root = base) {
-    this.root = root;
-    this.cookies = new Map();
-    this.headers = {};
-  }
-  async request(method, path, body, extra = {}) {
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    const response = await fetch(new URL(path, this.root), {
-      method,
-      headers: { ...this.headers, ...extra, ...(cookie ? { cookie } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair.indexOf("=");
-      this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    const text = await response.text();
-    let data;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = text;
-    }
-    return { status: response.status, data, headers: response.headers };
-  }
-  channel() {
-    return app.verifyToken(this.cookies.get("async-token"))?.channel ?? null;
-  }
-  token() {
-    return app.verifyToken(this.cookies.get("async-token"));
-  }
-  async signIn(user) {
-    await this.request("GET", "/");
-    const res = await this.request("POST", "/login", { user });
-    const { data } = await this.request("GET", "/api/v1/security/csrf_token/");
-    this.headers["X-CSRFToken"] = data.result;
-    if (res.data.guestToken) this.headers["X-GuestToken"] = res.data.guestToken;
-    return res;
+    super(root, app);
   }
   startJob(body = {}) {
     return this.request("POST", "/api/v1/chart/data", body);

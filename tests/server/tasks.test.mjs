@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 
 import { start } from "../../www/server.mjs";
+import { Client as BaseClient } from "./client.mjs";
 
 let server, base, app;
 
@@ -13,39 +14,10 @@ before(async () => {
 
 after(() => server.close());
 
-class Client {
+/** The shared browser stand-in, on this file's server, with the task calls. */
+class Client extends BaseClient {
   constructor() {
-    this.cookies = new Map();
-    this.headers = {};
-  }
-  async request(method, path, body, extra = {}) {
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    const response = await fetch(new URL(path, base), {
-      method,
-      headers: { ...this.headers, ...extra, ...(cookie ? { cookie } : {}) },
-      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair.indexOf("=");
-      this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    const text = await response.text();
-    let data;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = text;
-    }
-    return { status: response.status, data, headers: response.headers };
-  }
-  async signIn(user) {
-    await this.request("GET", "/");
-    const res = await this.request("POST", "/login", { user });
-    const { data } = await this.request("GET", "/api/v1/security/csrf_token/");
-    this.headers["X-CSRFToken"] = data.result;
-    if (res.data.guestToken) this.headers["X-GuestToken"] = res.data.guestToken;
-    return res;
+    super(base, app);
   }
   chart(chart, tab_id) {
     return this.request("POST", "/api/v1/chart/data", tab_id ? { chart, tab_id } : { chart });
