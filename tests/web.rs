@@ -590,3 +590,71 @@ fn memory_storage_never_touches_local_storage() {
     );
     storage().remove_item("last_async_event_id").unwrap();
 }
+
+#[wasm_bindgen_test]
+fn subscribe_hears_this_tabs_changes_and_survives_its_listeners() {
+    let ns = fresh("t-subscribe");
+    let g = guard(&ns);
+    let heard = js_sys::Array::new();
+    // A listener that records, one that throws, one that unsubscribes itself while called.
+    let record = js_sys::Function::new_with_args(
+        "heard",
+        "return (c) => heard.push(c.type + ':' + c.source)",
+    )
+    .call1(&JsValue::NULL, &heard)
+    .unwrap();
+    let throws = js_sys::Function::new_no_args("throw new Error('listener bug')");
+    let once_calls = js_sys::Array::new();
+    let holder = js_sys::Object::new();
+    let once = js_sys::Function::new_with_args(
+        "calls, holder",
+        "return () => { calls.push(1); holder.off(); }",
+    )
+    .call2(&JsValue::NULL, &once_calls, &holder)
+    .unwrap();
+    g.subscribe(throws.into()).unwrap();
+    let off_once = g.subscribe(once).unwrap();
+    js_sys::Reflect::set(&holder, &"off".into(), &off_once).unwrap();
+    let off = g.subscribe(record).unwrap();
+    // onChange hears other tabs only.
+    let other_tabs = js_sys::Array::new();
+    let on_change = js_sys::Function::new_with_args("a", "return (c) => a.push(c.type)")
+        .call1(&JsValue::NULL, &other_tabs)
+        .unwrap();
+    g.on_change(on_change).unwrap();
+
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap(); // the same user again: nothing changed
+    g.record_job(meta("s1", json!("1"), "c", "running"))
+        .unwrap();
+    g.apply_event(meta("s1", json!("1"), "c", "done")).unwrap();
+    assert!(g
+        .apply_event(meta("not-ours", json!("1"), "c", "done"))
+        .unwrap()
+        .is_null());
+    g.logout().unwrap();
+    assert_eq!(
+        rust(&heard.into()),
+        json!([
+            "user_changed:local",
+            "jobs_changed:local",
+            "jobs_changed:local",
+            "logout:local"
+        ])
+    );
+    assert_eq!(once_calls.length(), 1, "unsubscribed during its first call");
+    assert_eq!(other_tabs.length(), 0, "onChange hears other tabs only");
+    // The guard is fine after a throwing listener, and unsubscribing stops the calls.
+    js_sys::Function::from(off).call0(&JsValue::NULL).unwrap();
+    g.login(js(json!({ "userId": 2 }))).unwrap();
+    assert_eq!(
+        rust(&g.session().unwrap())["userId"],
+        "2",
+        "the guard goes on"
+    );
+    assert_guard_error(
+        g.subscribe(JsValue::from(3)).unwrap_err(),
+        "invalid_options",
+    );
+    g.logout().unwrap();
+}

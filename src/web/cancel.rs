@@ -19,6 +19,7 @@ use super::boundary::to_js;
 use super::clock::DateClock;
 use super::random::MathRandom;
 use super::state::Inner;
+use super::tabs::{Change, Listeners, Source};
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
 use crate::core::response::Reply;
@@ -37,6 +38,7 @@ extern "C" {
 /// request, one outcome for both.
 pub fn start(
     inner: &Rc<RefCell<Inner>>,
+    listeners: &Rc<RefCell<Listeners>>,
     job_id: String,
     app_signal: Option<AbortSignal>,
 ) -> Promise {
@@ -46,11 +48,18 @@ pub fn start(
         }
     }
     let state = Rc::clone(inner);
+    let listeners = Rc::downgrade(listeners);
     let id = job_id.clone();
     let promise = future_to_promise(async move {
         let outcome = run(Rc::clone(&state), id, app_signal).await;
         if let Ok(mut guard) = state.try_borrow_mut() {
             guard.cancels.retain(|(id, _)| *id != outcome.job_id);
+        }
+        // An answer from the server may have changed the record (settled above, in `run`).
+        if outcome.http_status.is_some() {
+            if let Some(listeners) = listeners.upgrade() {
+                Listeners::notify(&listeners, Change::JobsChanged, Source::Local);
+            }
         }
         // A CancelOutcome always converts; the error would be resolved rather than thrown.
         Ok(to_js(&outcome).unwrap_or_else(|e| e))

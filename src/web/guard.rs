@@ -16,7 +16,7 @@ use super::clock::DateClock;
 use super::error::to_js_error;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
-use super::tabs::{Change, Listeners, TabHost, TabSync};
+use super::tabs::{Change, Listeners, Source, TabHost, TabSync};
 use crate::core::error::GuardError;
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
@@ -154,7 +154,31 @@ impl JobGuard {
                 "onChange needs a function".to_owned(),
             ))
         })?;
-        Ok(Listeners::add(&self.listeners, callback))
+        Ok(Listeners::add(&self.listeners, callback, false))
+    }
+
+    /// Calls `listener({ type, source })` on every change to the session or its records: this
+    /// tab's own (`source: "local"`: `login`, `logout`, a record written, an event or status
+    /// applied, a cancel settled) and other tabs' (`"other_tab"`, as `onChange` hears them).
+    /// `type` is `"logout"`, `"user_changed"` or `"jobs_changed"`. Returns a function that
+    /// unsubscribes. A listener that throws, or unsubscribes during a call, breaks neither the
+    /// guard nor the other listeners.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] listener: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let listener = listener.dyn_into::<js_sys::Function>().map_err(|_| {
+            to_js_error(&GuardError::InvalidOptions(
+                "subscribe needs a function".to_owned(),
+            ))
+        })?;
+        Ok(Listeners::add(&self.listeners, listener, true))
+    }
+
+    /// Tells `subscribe`'s listeners about a change this tab made.
+    fn changed(&self, change: Change) {
+        Listeners::notify(&self.listeners, change, Source::Local);
     }
 
     /// Signs a session in. A different user than the stored session's purges every record
@@ -166,14 +190,20 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?.value;
         let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
-        let purged = self.with(|g| {
+        let (purged, switched) = self.with(|g| {
             let who = session.clone();
             let (purged, before) = guarded(g.store.sign_in(session))?;
-            if !before.is_some_and(|s| s.same_identity(&who)) {
+            let switched = !before.is_some_and(|s| s.same_identity(&who));
+            if switched {
                 g.announce(Change::UserChanged);
             }
-            Ok(purged)
+            Ok((purged, switched))
         })?;
+        if switched {
+            self.changed(Change::UserChanged);
+        } else if purged > 0 {
+            self.changed(Change::JobsChanged);
+        }
         to_js(&PurgeResult { purged })
     }
 
@@ -191,6 +221,7 @@ impl JobGuard {
         if let Some(controller) = in_flight {
             controller.abort();
         }
+        self.changed(Change::Logout);
         to_js(&PurgeResult { purged })
     }
 
@@ -211,7 +242,9 @@ impl JobGuard {
             plain(&meta, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
-        self.with(|g| to_js(&guarded(g.store.record_job(meta))?))
+        let record = self.with(|g| to_js(&guarded(g.store.record_job(meta))?))?;
+        self.changed(Change::JobsChanged);
+        Ok(record)
     }
 
     /// Applies an async event to the session's record of its job; `null` when the job is not
@@ -225,7 +258,11 @@ impl JobGuard {
             plain(&event, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
-        self.with(|g| to_js(&guarded(g.store.apply_event(event))?))
+        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
+        if record.is_some() {
+            self.changed(Change::JobsChanged);
+        }
+        to_js(&record)
     }
 
     /// Records the tasks a task-framework `202` body started (chart data's
@@ -240,7 +277,9 @@ impl JobGuard {
             plain(&body, None, GuardError::InvalidJob)?.value,
             Submission::read,
         )?;
-        self.with(|g| to_js(&guarded(g.store.record_tasks(submission))?))
+        let records = self.with(|g| to_js(&guarded(g.store.record_tasks(submission))?))?;
+        self.changed(Change::JobsChanged);
+        Ok(records)
     }
 
     /// Applies the websocket's `{ task_id, status }` to the session's record of the task; the
@@ -254,7 +293,11 @@ impl JobGuard {
             plain(&message, None, GuardError::InvalidJob)?.value,
             StatusChange::read,
         )?;
-        self.with(|g| to_js(&g.store.apply_task_statuses(vec![change]).pop()))
+        let record = self.with(|g| Ok(g.store.apply_task_statuses(vec![change]).pop()))?;
+        if record.is_some() {
+            self.changed(Change::JobsChanged);
+        }
+        to_js(&record)
     }
 
     /// Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
@@ -268,7 +311,11 @@ impl JobGuard {
             plain(&body, None, GuardError::InvalidJob)?.value,
             StatusChange::read_all,
         )?;
-        self.with(|g| to_js(&g.store.apply_task_statuses(changes)))
+        let records = self.with(|g| Ok(g.store.apply_task_statuses(changes)))?;
+        if !records.is_empty() {
+            self.changed(Change::JobsChanged);
+        }
+        to_js(&records)
     }
 
     /// The session's record of a job, or `null`.
@@ -319,7 +366,7 @@ impl JobGuard {
         } else {
             None
         };
-        cancel::start(&self.inner, job_id, signal)
+        cancel::start(&self.inner, &self.listeners, job_id, signal)
     }
 }
 

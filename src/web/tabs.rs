@@ -30,7 +30,7 @@ extern "C" {
     fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
 }
 
-/// What changed in another tab.
+/// What changed: a sign-out, another user (or guest), or the session's records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     Logout,
@@ -39,7 +39,7 @@ pub enum Change {
 }
 
 impl Change {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Change::Logout => "logout",
             Change::UserChanged => "user_changed",
@@ -57,23 +57,35 @@ impl Change {
     }
 }
 
-/// The app's `onChange` callbacks, kept apart from the guard's state so that calling them
-/// never holds a borrow of it.
+/// Where a change was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// By this guard (this tab).
+    Local,
+    /// By another tab.
+    OtherTab,
+}
+
+/// The app's `onChange` and `subscribe` callbacks, kept apart from the guard's state so that
+/// calling them never holds a borrow of it.
 #[derive(Default)]
 pub struct Listeners {
     next_id: u32,
-    callbacks: Vec<(u32, Function)>,
+    /// Each callback, and whether it hears this tab's own changes too (`subscribe`).
+    callbacks: Vec<(u32, Function, bool)>,
 }
 
 impl Listeners {
-    pub fn add(this: &Rc<RefCell<Self>>, callback: Function) -> JsValue {
+    /// Adds a callback; `local`: it hears this tab's changes too. Returns the unsubscribe
+    /// function (harmless to call twice).
+    pub fn add(this: &Rc<RefCell<Self>>, callback: Function, local: bool) -> JsValue {
         let id = {
             let Ok(mut l) = this.try_borrow_mut() else {
                 return JsValue::UNDEFINED;
             };
             l.next_id = l.next_id.wrapping_add(1);
             let id = l.next_id;
-            l.callbacks.push((id, callback));
+            l.callbacks.push((id, callback, local));
             id
         };
         let weak = Rc::downgrade(this);
@@ -81,29 +93,49 @@ impl Listeners {
         Closure::<dyn FnMut()>::new(move || {
             if let Some(l) = weak.upgrade() {
                 if let Ok(mut l) = l.try_borrow_mut() {
-                    l.callbacks.retain(|(i, _)| *i != id);
+                    l.callbacks.retain(|(i, _, _)| *i != id);
                 }
             }
         })
         .into_js_value()
     }
 
-    fn notify(this: &Rc<RefCell<Self>>, change: Change) {
-        let callbacks: Vec<Function> = match this.try_borrow() {
-            Ok(l) => {
-                let mut callbacks = Vec::with_capacity(l.callbacks.len());
-                for (_, f) in &l.callbacks {
-                    callbacks.push(f.clone());
-                }
-                callbacks
-            }
+    /// Calls the callbacks that hear changes from `source` with `{ type, source }`. Each is
+    /// called outside any borrow, and only while still subscribed: a callback may unsubscribe
+    /// itself or another, or call the guard. One that throws does not keep the others from
+    /// hearing.
+    pub fn notify(this: &Rc<RefCell<Self>>, change: Change, source: Source) {
+        let ids: Vec<u32> = match this.try_borrow() {
+            Ok(l) => l
+                .callbacks
+                .iter()
+                .filter(|(_, _, local)| *local || source == Source::OtherTab)
+                .map(|(id, _, _)| *id)
+                .collect(),
             Err(_) => return,
         };
+        if ids.is_empty() {
+            return;
+        }
         let event = Object::new();
         let _ = Reflect::set(&event, &"type".into(), &change.as_str().into());
-        for callback in callbacks {
-            // One throwing callback must not keep the others from hearing.
-            let _ = callback.call1(&JsValue::UNDEFINED, &event);
+        let source = match source {
+            Source::Local => "local",
+            Source::OtherTab => "other_tab",
+        };
+        let _ = Reflect::set(&event, &"source".into(), &source.into());
+        for id in ids {
+            let callback = match this.try_borrow() {
+                Ok(l) => l
+                    .callbacks
+                    .iter()
+                    .find(|(i, _, _)| *i == id)
+                    .map(|(_, f, _)| f.clone()),
+                Err(_) => None,
+            };
+            if let Some(callback) = callback {
+                let _ = callback.call1(&JsValue::UNDEFINED, &event);
+            }
         }
     }
 }
@@ -137,7 +169,7 @@ impl TabSync {
                     if change != Change::JobsChanged {
                         end_session_here(&inner);
                     }
-                    Listeners::notify(&listeners, change);
+                    Listeners::notify(&listeners, change, Source::OtherTab);
                 }
             });
             let _ = window
@@ -191,7 +223,7 @@ impl TabSync {
         let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(change) = read_message(&inner, &event.data()) {
                 end_session_here(&inner);
-                Listeners::notify(&listeners, change);
+                Listeners::notify(&listeners, change, Source::OtherTab);
             }
         });
         channel.set_onmessage(Some(closure.as_ref().unchecked_ref()));

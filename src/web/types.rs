@@ -236,9 +236,11 @@ export interface GuardStats {
   keptInMemory: number;
 }
 
-/** What another tab changed (`guard.onChange`). */
+/** A change to the session or its records (`guard.subscribe`; `guard.onChange` hears `other_tab` only). */
 export interface GuardChange {
   type: "logout" | "user_changed" | "jobs_changed";
+  /** `"local"`: this guard made it; `"other_tab"`: another tab did. */
+  source: "local" | "other_tab";
 }
 
 /** The `code` of an error thrown by the guard. */
