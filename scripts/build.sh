@@ -24,3 +24,5 @@ for wasm in pkg/superset_job_guard_bg.wasm pkg/bundler/superset_job_guard_bg.was
 done
 # Minified glue and snippets: scripts/minify.mjs.
 node scripts/minify.mjs
+# The React dashboard example (www/react/), served by `npm start` under /react/.
+node scripts/react-example.mjs

@@ -33,7 +33,7 @@ echo "types: ok"
 step "reference server's own rules (node --test)"
 node --test tests/server/ 2>&1 | tee -a "$log"
 
-step "the package in apps' bundlers: webpack 5 and Vite 7, loaded in Chromium (node --test)"
+step "the package in apps' bundlers, plain and React (superset-job-guard/react): webpack 5 and Vite 7, in Chromium (node --test)"
 node --test tests/consumers/ 2>&1 | tee -a "$log"
 
 step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"

@@ -35,6 +35,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MOUNTS = [
   ["/pkg/", join(ROOT, "pkg")],
+  // The React dashboard, built by scripts/react-example.mjs.
+  ["/react/", join(ROOT, "target", "www-react")],
   ["/", join(ROOT, "www")],
 ];
 const TYPES = {

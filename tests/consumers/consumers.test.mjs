@@ -124,3 +124,149 @@ test("Vite 7 bundles the package's ES-module build", async () => {
   assert.deepEqual(errors, []);
   assert.deepEqual(result, expected);
 });
+
+// ---- the React example (www/react/) with superset-job-guard/react, from the tarball ----
+
+import { createApp } from "../../www/server.mjs";
+
+/** The example's sources beside the installed tarball, so both bundlers resolve it by name. */
+async function reactSources() {
+  const dir = join(HERE, ".react-app");
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  for (const file of ["index.html", "main.jsx", "App.jsx"]) {
+    await copyFile(join(ROOT, "www", "react", file), join(dir, file));
+  }
+  return dir;
+}
+
+/** The reference server's API (task contract) beside the bundle's files, on one origin. */
+async function serveWithApi(dir, fn) {
+  const app = createApp({ jobDurationMs: 120_000, contract: "task" });
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url, "http://127.0.0.1").pathname;
+    if (path.startsWith("/api/") || path === "/login" || path === "/logout") return app.handle(req, res);
+    const file = normalize(join(dir, path === "/" ? "index.html" : decodeURIComponent(path)));
+    if (!file.startsWith(dir + sep)) return res.writeHead(404).end();
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    return await fn(`http://127.0.0.1:${server.address().port}/`, app);
+  } finally {
+    server.close();
+    app.stop();
+  }
+}
+
+async function reactFlow(dir) {
+  await serveWithApi(dir, async (url, app) => {
+    const context = await browser.newContext();
+    const errors = [];
+    const open = async () => {
+      const page = await context.newPage();
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(url);
+      await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+      return page;
+    };
+    const tab = await open();
+    await tab.click("#login");
+    await tab.waitForSelector("#session:has-text('user 1')");
+    // Record: the row appears.
+    await tab.click("button.chart");
+    await tab.waitForSelector("#jobs tr");
+    const uuid = await tab.getAttribute("#jobs tr", "data-job-id");
+    // No render loop: renders stop once nothing changes (polls that change nothing re-render nothing).
+    await tab.waitForTimeout(1200);
+    const settled = await tab.evaluate(() => window.renders);
+    await tab.waitForTimeout(1500);
+    assert.equal(await tab.evaluate(() => window.renders), settled, "no render without a change");
+    assert.ok(settled < 30, `${settled} renders`);
+    // Cancel: pending, then the outcome.
+    app.state.faults.cancel.push({ status: 503, retryAfter: 1 });
+    await tab.click(`#jobs tr[data-job-id="${uuid}"] button.cancel`);
+    await tab.waitForSelector(`#jobs tr[data-job-id="${uuid}"] button.cancel:has-text("Cancelling")`);
+    await tab.waitForSelector(`#jobs tr[data-job-id="${uuid}"] .outcome[data-outcome="cancelled"]`, { timeout: 10_000 });
+    assert.equal(app.state.tasks.get(uuid).status, "aborted");
+    assert.equal(app.cancelRequests(uuid).length, 2, "503, then 200");
+    // Unmount aborts a cancel in flight: a cancel that hangs on retries, then the table hides.
+    await tab.click("button.chart");
+    await tab.waitForFunction(() => document.querySelectorAll("#jobs tr").length === 2);
+    const second = await tab.getAttribute("#jobs tr:nth-child(2)", "data-job-id");
+    app.state.faults.cancel.push({ status: 503, retryAfter: 3 });
+    await tab.click(`#jobs tr[data-job-id="${second}"] button.cancel`);
+    await tab.waitForFunction((id) => document.querySelector(`tr[data-job-id="${id}"] button.cancel`)?.disabled, second);
+    await tab.click("#toggle");
+    await tab.waitForTimeout(3500);
+    assert.equal(app.cancelRequests(second).length, 1, "no retry after the unmount");
+    assert.notEqual(app.state.tasks.get(second).status, "aborted");
+    await tab.click("#toggle");
+    await tab.waitForSelector(`#jobs tr[data-job-id="${second}"]`);
+    // Logout in a second tab: the list empties in the first, without a reload.
+    const other = await open();
+    await other.waitForSelector(`#jobs tr[data-job-id="${second}"]`);
+    await other.click("#logout");
+    await tab.waitForSelector("#empty");
+    await tab.waitForSelector("#session:has-text('Signed out')");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test("the React example bundled by Vite 7: record, cancel, unmount, logout in another tab", async () => {
+  const src = await reactSources();
+  const dir = join(OUT, "react-vite");
+  await viteBuild({
+    root: src,
+    logLevel: "error",
+    configFile: false,
+    esbuild: { jsx: "automatic" },
+    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
+  });
+  await reactFlow(dir);
+});
+
+test("the React example bundled by webpack 5: record, cancel, unmount, logout in another tab", async () => {
+  const src = await reactSources();
+  const dir = join(OUT, "react-webpack");
+  await rm(dir, { recursive: true, force: true });
+  const stats = await new Promise((resolve, reject) =>
+    webpack(
+      {
+        mode: "production",
+        context: src,
+        entry: "./main.jsx",
+        output: { path: dir, filename: "main.js", publicPath: "auto" },
+        module: { rules: [{ test: /\.jsx$/, loader: join(HERE, "jsx-loader.cjs") }] },
+        experiments: { asyncWebAssembly: true, topLevelAwait: true },
+        performance: { hints: false },
+      },
+      (err, s) => (err ? reject(err) : resolve(s)),
+    ),
+  );
+  assert.equal(stats.hasErrors(), false, stats.toString("errors-only"));
+  const modules = stats.toJson({ modules: true }).modules.map((m) => m.name).join("\n");
+  assert.match(modules, /superset-job-guard\/js\/react\.js/, "superset-job-guard/react from the tarball");
+  await writeFile(join(dir, "index.html"), '<!doctype html><body><div id="root"></div><script src="main.js"></script></body>');
+  await reactFlow(dir);
+});
+
+test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
+  const installed = join(HERE, "node_modules", "superset-job-guard");
+  for (const file of ["js/react.js", "js/react.d.ts", "LICENSE", "CHANGELOG.md"]) {
+    await readFile(join(installed, file)); // throws when missing
+  }
+  assert.match(await readFile(join(installed, "LICENSE"), "utf8"), /Apache License\s+Version 2\.0/);
+  assert.match(await readFile(join(installed, "CHANGELOG.md"), "utf8"), /^# Changelog\n\n## 0\.1\.0/);
+  const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
+  assert.equal(manifest.license, "Apache-2.0");
+  assert.deepEqual(manifest.peerDependencies, { react: ">=18" });
+  assert.equal(manifest.exports["./react"].default, "./js/react.js");
+  for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
+});

@@ -151,3 +151,22 @@ test("two tabs: signing out in one empties the other's list at once, and it send
   assert.deepEqual([...tabA.errors, ...tabB.errors], []);
   await context.close();
 });
+
+test("the React dashboard, as npm start serves it under /react/: sign in, record, cancel", async () => {
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(new URL("react/", url).href);
+  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+  await page.click("#login");
+  await page.waitForSelector("#session:has-text('user 1')");
+  await page.click("button.chart");
+  await page.waitForSelector("#jobs tr");
+  const uuid = await page.getAttribute("#jobs tr", "data-job-id");
+  assert.match(uuid, UUID);
+  await page.click(`#jobs tr[data-job-id="${uuid}"] button.cancel`);
+  await page.waitForSelector(`#jobs tr[data-job-id="${uuid}"] .outcome[data-outcome="cancelled"]`);
+  assert.deepEqual(cancels(uuid).map((r) => r.body), [{ tab_id: await page.evaluate(() => sessionStorage.getItem("dashboard-tab-id")) }]);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

@@ -1,0 +1,48 @@
+// Typed React usage of superset-job-guard/react, compiled with `tsc --strict` (JSX) by npm test.
+import init, { type CancelOutcome, type JobRecord } from "superset-job-guard";
+import { JobGuardProvider, useCancel, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
+
+function Row({ job }: { job: JobRecord }) {
+  const { cancel, pending, outcome } = useCancel(job.job_id);
+  const message: string | undefined = outcome?.message;
+  const run: () => Promise<CancelOutcome> = cancel;
+  return (
+    <tr>
+      <td>{job.channel_id === null ? `task ${job.status}` : job.status}</td>
+      <td>
+        <button disabled={pending} onClick={() => void run()}>
+          Cancel
+        </button>
+        {message}
+      </td>
+    </tr>
+  );
+}
+
+function Jobs() {
+  const jobs: readonly JobRecord[] = useJobs();
+  const session = useSession();
+  const guard = useJobGuard();
+  const user: string | null = session ? session.userId : null;
+  // @ts-expect-error the records are read-only: changes go through the guard
+  jobs.push(guard.jobs()[0]);
+  return (
+    <table data-user={user ?? ""}>
+      <tbody>{jobs.map((job) => <Row key={job.job_id} job={job} />)}</tbody>
+    </table>
+  );
+}
+
+export async function app() {
+  await init();
+  const element = (
+    <JobGuardProvider options={{ contract: "task", tabId: "tab-1" }}>
+      <Jobs />
+    </JobGuardProvider>
+  );
+  // @ts-expect-error options are the guard's, typed
+  const bad = <JobGuardProvider options={{ contract: "tasks" }} />;
+  // @ts-expect-error useCancel takes a job id
+  useCancel(5);
+  return [element, bad];
+}

@@ -1,0 +1,145 @@
+import { useEffect, useState } from "react";
+import { useCancel, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
+
+/** The app's own requests: same-origin cookies and Superset's CSRF header. */
+export const api = {
+  csrf: null,
+  contract: "task",
+  tabId: null,
+  headers() {
+    return { "content-type": "application/json", ...(this.csrf ? { "X-CSRFToken": this.csrf } : {}) };
+  },
+  async call(method, path, body) {
+    const response = await fetch(path, {
+      method,
+      credentials: "same-origin",
+      headers: this.headers(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, data: await response.json().catch(() => ({})) };
+  },
+  async refreshCsrf() {
+    this.csrf = (await this.call("GET", "/api/v1/security/csrf_token/")).data.result ?? null;
+  },
+};
+
+// For the tests: how many times the jobs list rendered.
+window.renders = 0;
+
+export function App({ me }) {
+  const guard = useJobGuard();
+  const session = useSession();
+  const [showJobs, setShowJobs] = useState(true);
+  const [user, setUser] = useState("1");
+  const [note, setNote] = useState("");
+
+  // Page load: sign the guard in as the server's session.
+  useEffect(() => {
+    (async () => {
+      if (me.user) {
+        await api.refreshCsrf();
+        guard.login({ userId: me.user.id });
+      } else if (guard.session) {
+        guard.logout();
+      }
+      document.body.dataset.ready = "true";
+    })();
+  }, [guard, me]);
+
+  // Task status, polled as Superset's frontend does.
+  useEffect(() => {
+    let cursor = null;
+    const timer = setInterval(async () => {
+      if (!guard.session) return;
+      if (api.contract === "task") {
+        const { status, data } = await api.call("GET", `/api/v1/task/status_changes${cursor ? `?cursor=${cursor}` : ""}`);
+        if (status === 200) {
+          cursor = data.cursor;
+          guard.applyStatusChanges(data);
+        }
+      } else {
+        const { status, data } = await api.call("GET", "/api/v1/async_event/");
+        if (status === 200) for (const event of data.result) guard.applyEvent(event);
+      }
+    }, 500);
+    return () => clearInterval(timer);
+  }, [guard]);
+
+  async function signIn(user) {
+    const { status } = await api.call("POST", "/login", { user });
+    if (status !== 200) return setNote(`Sign-in failed (HTTP ${status})`);
+    await api.refreshCsrf();
+    const { purged } = guard.login({ userId: Number(user) });
+    setNote(purged ? `Removed ${purged} record(s) of the previous session` : "Signed in");
+  }
+
+  async function signOut() {
+    await api.call("POST", "/logout");
+    guard.logout();
+    setNote("Signed out");
+  }
+
+  async function runChart(name) {
+    const { status, data } = await api.call("POST", "/api/v1/chart/data", { chart: name, tab_id: api.tabId });
+    if (status !== 202) return setNote(data.message ?? `Query failed (HTTP ${status})`);
+    if (api.contract === "task") guard.recordTasks(data);
+    else guard.recordJob(data);
+  }
+
+  return (
+    <main>
+      <header className="panel">
+        <h1>Async jobs (React)</h1>
+        <span id="session">
+          {session ? `Signed in as user ${session.userId}` : "Signed out"}
+        </span>
+        <select id="user" aria-label="sign in as" value={user} onChange={(e) => setUser(e.target.value)}>
+          <option value="1">alice</option>
+          <option value="2">bob</option>
+          <option value="3">carol</option>
+        </select>
+        <button id="login" type="button" onClick={() => signIn(user)}>Sign in</button>
+        <button id="logout" type="button" className="secondary" onClick={signOut}>Sign out</button>
+        <button type="button" className="chart" onClick={() => runChart("Revenue by region")}>Revenue by region</button>
+        <button id="toggle" type="button" className="secondary" onClick={() => setShowJobs((v) => !v)}>
+          {showJobs ? "Hide jobs" : "Show jobs"}
+        </button>
+        <p id="note">{note}</p>
+      </header>
+      {showJobs && <Jobs />}
+    </main>
+  );
+}
+
+function Jobs() {
+  const jobs = useJobs();
+  window.renders += 1;
+  return (
+    <section className="panel">
+      <table>
+        <tbody id="jobs">
+          {jobs.map((job) => <JobRow key={job.job_id} job={job} />)}
+        </tbody>
+      </table>
+      {jobs.length === 0 && <p id="empty" className="hint">No jobs.</p>}
+    </section>
+  );
+}
+
+function JobRow({ job }) {
+  const { cancel, pending, outcome } = useCancel(job.job_id);
+  const guard = useJobGuard();
+  const allowed = guard.checkCancel(job.job_id).allowed;
+  return (
+    <tr data-job-id={job.job_id}>
+      <td>{job.job_id.slice(0, 8)}</td>
+      <td><span className={`status ${job.status}`}>{job.status}</span></td>
+      <td>
+        <button type="button" className="secondary cancel" disabled={pending || !allowed} onClick={cancel}>
+          {pending ? "Cancelling…" : "Cancel"}
+        </button>
+      </td>
+      <td className="outcome" data-outcome={outcome?.outcome ?? ""}>{outcome?.message ?? ""}</td>
+    </tr>
+  );
+}
