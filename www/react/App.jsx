@@ -35,15 +35,20 @@ export function App({ me }) {
 
   // Page load: sign the guard in as the server's session.
   useEffect(() => {
+    // StrictMode (development) runs this twice with two guards: only the current one signs in.
+    let current = true;
     (async () => {
       if (me.user) {
         await api.refreshCsrf();
-        guard.login({ userId: me.user.id });
+        if (current) guard.login({ userId: me.user.id });
       } else if (guard.session) {
         guard.logout();
       }
-      document.body.dataset.ready = "true";
+      if (current) document.body.dataset.ready = "true";
     })();
+    return () => {
+      current = false;
+    };
   }, [guard, me]);
 
   // Task status, polled as Superset's frontend does.
