@@ -42,10 +42,12 @@ after(async () => {
   await browser?.close();
 });
 
-/** Serves `dir` on a free loopback port while `fn` runs. */
-async function serve(dir, fn) {
+/** Serves `dir` on a free loopback port while `fn` runs; with `api` (the reference server's
+ * app), its routes answer `/api/`, `/login` and `/logout` on the same origin. */
+async function serve(dir, fn, api) {
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, "http://127.0.0.1").pathname;
+    if (api && (path.startsWith("/api/") || path === "/login" || path === "/logout")) return api.handle(req, res);
     const file = normalize(join(dir, path === "/" ? "index.html" : decodeURIComponent(path)));
     if (!file.startsWith(dir + sep)) return res.writeHead(404).end();
     try {
@@ -143,23 +145,9 @@ async function reactSources() {
 /** The reference server's API (task contract) beside the bundle's files, on one origin. */
 async function serveWithApi(dir, fn) {
   const app = createApp({ jobDurationMs: 120_000, contract: "task" });
-  const server = createServer(async (req, res) => {
-    const path = new URL(req.url, "http://127.0.0.1").pathname;
-    if (path.startsWith("/api/") || path === "/login" || path === "/logout") return app.handle(req, res);
-    const file = normalize(join(dir, path === "/" ? "index.html" : decodeURIComponent(path)));
-    if (!file.startsWith(dir + sep)) return res.writeHead(404).end();
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   try {
-    return await fn(`http://127.0.0.1:${server.address().port}/`, app);
+    return await serve(dir, (url) => fn(url, app), app);
   } finally {
-    server.close();
     app.stop();
   }
 }
