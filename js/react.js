@@ -10,29 +10,34 @@ import { JobGuard } from "superset-job-guard";
 const GuardContext = createContext(null);
 const freed = new WeakSet();
 
+const pendingFree = new WeakMap();
+
 /**
  * Makes one guard for the app from `options` (read once) and frees it on unmount. Call the
  * package's `init()` before rendering it (with webpack's build it does nothing). A `guard`
  * made by the app may be passed instead; the app frees that one.
+ *
+ * The free waits for the next task: React's StrictMode unmounts and mounts again at once in
+ * development, and the guard must live through that (a remount cancels the pending free).
  */
 export function JobGuardProvider({ options, guard: given, children }) {
-  const [guard, setGuard] = useState(() => given ?? new JobGuard(options));
+  const [own] = useState(() => (given ? null : new JobGuard(options)));
   useEffect(() => {
-    if (given) return undefined;
-    let current = guard;
-    // React's StrictMode unmounts and mounts again: the first guard was freed, make another.
-    if (freed.has(current)) {
-      current = new JobGuard(options);
-      setGuard(current);
-    }
+    if (!own) return undefined;
+    clearTimeout(pendingFree.get(own));
+    pendingFree.delete(own);
     return () => {
-      freed.add(current);
-      current.free();
+      pendingFree.set(
+        own,
+        setTimeout(() => {
+          pendingFree.delete(own);
+          freed.add(own);
+          own.free();
+        }, 0),
+      );
     };
-    // The options are read once, as the guard's own are.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
-  return createElement(GuardContext.Provider, { value: given ?? guard }, children);
+  }, [own]);
+  return createElement(GuardContext.Provider, { value: given ?? own }, children);
 }
 
 /** The provider's guard. */

@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, rm, writeFile, copyFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -202,6 +202,18 @@ async function reactFlow(dir) {
     await other.click("#logout");
     await tab.waitForSelector("#empty");
     await tab.waitForSelector("#session:has-text('Signed out')");
+    // Unmounting the app frees the provider's guard.
+    const afterUnmount = await tab.evaluate(async () => {
+      window.unmountApp();
+      await new Promise((r) => setTimeout(r, 20));
+      try {
+        window.guard.jobs();
+        return "still usable";
+      } catch (e) {
+        return e.code;
+      }
+    });
+    assert.equal(afterUnmount, "freed");
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -217,6 +229,24 @@ test("the React example bundled by Vite 7: record, cancel, unmount, logout in an
     esbuild: { jsx: "automatic" },
     build: { outDir: dir, emptyOutDir: true, target: "es2022" },
   });
+  await reactFlow(dir);
+});
+
+test("the React example in React's development build (StrictMode mounts everything twice)", async () => {
+  const src = await reactSources();
+  const dir = join(OUT, "react-vite-dev");
+  await viteBuild({
+    root: src,
+    logLevel: "error",
+    configFile: false,
+    mode: "development",
+    define: { "process.env.NODE_ENV": JSON.stringify("development") },
+    esbuild: { jsx: "automatic" },
+    build: { outDir: dir, emptyOutDir: true, target: "es2022", minify: false },
+  });
+  const bundle = await readFile(join(dir, "assets", (await readdir(join(dir, "assets"))).find((f) => f.endsWith(".js"))), "utf8");
+  assert.match(bundle, /StrictMode/);
+  assert.match(bundle, /react-dom\.development|Warning: |checkPropTypes|__REACT_DEVTOOLS_GLOBAL_HOOK__/, "React's development build");
   await reactFlow(dir);
 });
 

@@ -28,6 +28,7 @@ window.renders = 0;
 
 export function App({ me }) {
   const guard = useJobGuard();
+  window.guard = guard; // for the tests and the curious: the provider's guard
   const session = useSession();
   const [showJobs, setShowJobs] = useState(true);
   const [user, setUser] = useState("1");

@@ -23,7 +23,10 @@ const options = {
   // Through the app's fetch, so the cancel carries the current CSRF header.
   fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, ...api.headers() } }),
 };
-createRoot(document.getElementById("root")).render(
+const root = createRoot(document.getElementById("root"));
+// For the tests: unmounting the app frees its guard.
+window.unmountApp = () => root.unmount();
+root.render(
   <StrictMode>
     <JobGuardProvider options={options}>
       <App me={me} />
