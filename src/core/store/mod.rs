@@ -194,7 +194,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             session.channel_id = record.channel_id.clone();
         }
         if let Ok(existing) = self.load(&record.job_id) {
-            if session.owns_record(&existing) {
+            // A task's record of the same id (another contract) is replaced, never returned.
+            if session.owns_record(&existing) && !existing.is_task() {
                 if existing.status.is_terminal() {
                     // Superset never reuses a job id: a finished job stays finished (as it does
                     // for events), so a stale 202 body cannot make it cancellable again.
@@ -228,6 +229,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let Some(mut record) = self.load_owned(&event.job_id, &session) else {
             return Ok(None);
         };
+        if record.is_task() {
+            return Ok(None); // a task's status comes from the task framework, not events
+        }
         if record.status.is_terminal() {
             return Ok(Some(record));
         }

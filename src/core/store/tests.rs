@@ -1076,3 +1076,23 @@ fn guests_with_another_guest_key_inherit_nothing() {
         Some(CancelRefusal::NotJobOwner)
     );
 }
+
+#[test]
+fn job_events_and_job_metadata_never_turn_a_task_into_a_job() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    // An async event naming the task's uuid changes nothing (and does not corrupt it).
+    assert_eq!(
+        s.apply_event(meta(TA, json!("1"), "c", "done")).unwrap(),
+        None
+    );
+    assert_eq!(s.job(TA).unwrap().status, JobStatus::Pending);
+    assert!(s.job(TA).unwrap().is_task());
+    // Job metadata with that id replaces the task's record with a job's, never returns it.
+    s.apply_task_statuses(vec![status(TA, "success")]);
+    let job = s.record_job(meta(TA, json!("1"), "c", "running")).unwrap();
+    assert!(!job.is_task());
+    assert_eq!(job.status, JobStatus::Running);
+}
