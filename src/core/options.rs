@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{is_tab_id, quote};
-use super::response::Contract;
+use super::response::{Contract, CONTRACT_RULE};
 use super::retry::RetryPolicy;
 use super::wire::{self, AnyJson, Field, Keys};
 
@@ -129,7 +129,6 @@ const HEADERS_RULE: &str =
     "`headers` must be an object of at most 32 header names to string values";
 const RETRY_RULE: &str = "`retry` must be an object";
 const TAB_ID_RULE: &str = "`tabId` must be 1 to 64 of A-Z, a-z, 0-9, _ and -";
-const CONTRACT_RULE: &str = "`contract` must be \"async_event\" or \"task\"";
 const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
 const MAX_DELAY_RULE: &str = "`retry.maxDelayMs` must be a whole number from 0 to 300000";

@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::error::GuardError;
 use super::wire::Field;
 
 /// The server contract the guard speaks.
@@ -37,6 +38,19 @@ pub enum Contract {
     AsyncEvent,
     /// `POST /api/v1/task/<uuid>/cancel`: today's task framework.
     Task,
+}
+
+/// The rule a contract keeps, as its error says it.
+pub const CONTRACT_RULE: &str = "`contract` must be \"async_event\" or \"task\"";
+
+impl Contract {
+    /// Reads a contract as the API takes it: absent or `null` is the default; anything but the
+    /// two names is refused (`invalid_options`).
+    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
+        Option::<Contract>::deserialize(value)
+            .map(Option::unwrap_or_default)
+            .map_err(|_| GuardError::InvalidOptions(CONTRACT_RULE.to_owned()))
+    }
 }
 
 /// How a cancel ended, as the app sees it.
@@ -372,5 +386,21 @@ mod tests {
         // JSON that is not an object is still the server's JSON.
         assert_eq!(Reply::from_text("[1]"), json(None, None));
         assert_eq!(Reply::from_text(r#"{"action": 5}"#), json(None, None));
+    }
+
+    #[test]
+    fn contracts_are_read_by_name() {
+        use serde_json::json;
+        assert_eq!(Contract::read(&json!(null)).unwrap(), Contract::AsyncEvent);
+        assert_eq!(Contract::read(json!("task")).unwrap(), Contract::Task);
+        assert_eq!(
+            Contract::read(json!("async_event")).unwrap(),
+            Contract::AsyncEvent
+        );
+        for bad in [json!("tasks"), json!(1), json!({})] {
+            let err = Contract::read(&bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_options");
+            assert!(err.to_string().contains("contract"));
+        }
     }
 }

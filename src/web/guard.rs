@@ -33,6 +33,15 @@ pub struct JobGuard {
     listeners: Rc<RefCell<Listeners>>,
 }
 
+/// A listener given to `method`, which must be a function (`invalid_options` otherwise).
+fn function(value: JsValue, method: &str) -> Result<js_sys::Function, JsValue> {
+    value.dyn_into::<js_sys::Function>().map_err(|_| {
+        to_js_error(&GuardError::InvalidOptions(format!(
+            "{method} needs a function"
+        )))
+    })
+}
+
 /// `{ purged }`: what `login` and `logout` return.
 #[derive(Serialize)]
 struct PurgeResult {
@@ -149,12 +158,11 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] callback: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let callback = callback.dyn_into::<js_sys::Function>().map_err(|_| {
-            to_js_error(&GuardError::InvalidOptions(
-                "onChange needs a function".to_owned(),
-            ))
-        })?;
-        Ok(Listeners::add(&self.listeners, callback, false))
+        Ok(Listeners::add(
+            &self.listeners,
+            function(callback, "onChange")?,
+            false,
+        ))
     }
 
     /// Calls `listener({ type, source })` on every change to the session or its records: this
@@ -168,12 +176,11 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let listener = listener.dyn_into::<js_sys::Function>().map_err(|_| {
-            to_js_error(&GuardError::InvalidOptions(
-                "subscribe needs a function".to_owned(),
-            ))
-        })?;
-        Ok(Listeners::add(&self.listeners, listener, true))
+        Ok(Listeners::add(
+            &self.listeners,
+            function(listener, "subscribe")?,
+            true,
+        ))
     }
 
     /// Tells `subscribe`'s listeners about a change this tab made.
@@ -403,19 +410,10 @@ pub fn classify_cancel_response(
         Some(n) if (0.0..=999.0).contains(&n) && n.fract() == 0.0 => n as u16,
         _ => 0,
     };
-    let contract = if contract.is_undefined() || contract.is_null() {
-        Contract::default()
-    } else {
-        match contract.as_string().as_deref() {
-            Some("task") => Contract::Task,
-            Some("async_event") => Contract::AsyncEvent,
-            _ => {
-                return Err(to_js_error(&GuardError::InvalidOptions(
-                    "`contract` must be \"async_event\" or \"task\"".to_owned(),
-                )))
-            }
-        }
-    };
+    let contract = from_js(
+        plain(&contract, None, GuardError::InvalidOptions)?.value,
+        Contract::read,
+    )?;
     let reply = if let Some(text) = body.as_string() {
         // The platform's JSON parser, then the same reader as a parsed body.
         match js_sys::JSON::parse(&text) {
