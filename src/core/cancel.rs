@@ -13,7 +13,7 @@ use super::session::Session;
 
 /// Why a cancel is refused before any request is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "&'static str")]
 pub enum CancelRefusal {
     /// Nobody is signed in.
     NoSession,
@@ -33,6 +33,12 @@ impl CancelRefusal {
             CancelRefusal::NotJobOwner => "not_job_owner",
             CancelRefusal::AlreadyFinished => "already_finished",
         }
+    }
+}
+
+impl From<CancelRefusal> for &'static str {
+    fn from(reason: CancelRefusal) -> Self {
+        reason.as_str()
     }
 }
 

@@ -16,9 +16,11 @@ use super::ids::{
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
 /// A job's status, as Superset names it: the async_event contract's five (`cancelled` is the
-/// cancel-era terminal status) and the task framework's seven (`pending` is in both).
+/// cancel-era terminal status) and the task framework's seven (`pending` is in both). It
+/// crosses every boundary as its name ([`as_str`](Self::as_str)): one table of names for
+/// reading and writing, and one reader for every deserializer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String", into = "&'static str")]
 pub enum JobStatus {
     Pending,
     Running,
@@ -33,7 +35,38 @@ pub enum JobStatus {
     TimedOut,
 }
 
+impl TryFrom<String> for JobStatus {
+    type Error = &'static str;
+
+    fn try_from(name: String) -> Result<Self, &'static str> {
+        JobStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or("not a job status")
+    }
+}
+
+impl From<JobStatus> for &'static str {
+    fn from(status: JobStatus) -> Self {
+        status.as_str()
+    }
+}
+
 impl JobStatus {
+    pub const ALL: [JobStatus; 11] = [
+        JobStatus::Pending,
+        JobStatus::Running,
+        JobStatus::Done,
+        JobStatus::Error,
+        JobStatus::Cancelled,
+        JobStatus::InProgress,
+        JobStatus::Aborting,
+        JobStatus::Success,
+        JobStatus::Failure,
+        JobStatus::Aborted,
+        JobStatus::TimedOut,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             JobStatus::Pending => "pending",
@@ -604,8 +637,27 @@ mod tests {
             .map(|s| s.as_str())
             .collect();
         assert_eq!(terminal, ["done", "error", "cancelled"]);
-        for s in all {
+    }
+
+    #[test]
+    fn statuses_cross_as_their_names_both_ways() {
+        for s in JobStatus::ALL {
             assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+            assert_eq!(
+                serde_json::from_value::<JobStatus>(json!(s.as_str())).unwrap(),
+                s
+            );
+        }
+        let names: std::collections::BTreeSet<_> = JobStatus::ALL.map(JobStatus::as_str).into();
+        assert_eq!(names.len(), JobStatus::ALL.len());
+        for bad in [
+            json!("Running"),
+            json!("timed-out"),
+            json!(""),
+            json!(1),
+            json!(null),
+        ] {
+            assert!(serde_json::from_value::<JobStatus>(bad).is_err());
         }
     }
 

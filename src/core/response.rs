@@ -53,9 +53,9 @@ impl Contract {
     }
 }
 
-/// How a cancel ended, as the app sees it.
+/// How a cancel ended, as the app sees it; it crosses as its name ([`as_str`](Self::as_str)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "&'static str")]
 pub enum Outcome {
     Cancelled,
     Left,
@@ -83,6 +83,12 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Aborted => "aborted",
         }
+    }
+}
+
+impl From<Outcome> for &'static str {
+    fn from(outcome: Outcome) -> Self {
+        outcome.as_str()
     }
 }
 
