@@ -64,16 +64,21 @@ pub fn read<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     deserializer: D,
     expected: &str,
 ) -> Result<T, String> {
-    T::deserialize(deserializer).map_err(|e| {
-        let message = e.to_string();
-        // serde-wasm-bindgen's errors are JS `Error`s, which display as "Error: <message>".
-        let message = message.strip_prefix("Error: ").unwrap_or(&message);
-        if message.starts_with("invalid type") {
-            expected.to_owned()
-        } else {
-            message.to_owned()
-        }
-    })
+    T::deserialize(deserializer).map_err(|e| message(e.to_string(), expected))
+}
+
+/// The message of a model's reading error: `expected` when the value was not of the shape
+/// read, serde's own otherwise.
+fn message(serde_message: String, expected: &str) -> String {
+    // serde-wasm-bindgen's errors are JS `Error`s, which display as "Error: <message>".
+    let message = serde_message
+        .strip_prefix("Error: ")
+        .unwrap_or(&serde_message);
+    if message.starts_with("invalid type") {
+        expected.to_owned()
+    } else {
+        message.to_owned()
+    }
 }
 
 /// The keys an object may have; `nested` names one key whose value is an object with keys of
