@@ -35,6 +35,16 @@ impl StorageError {
 }
 
 impl StorageError {
+    /// A stored value that is not JSON of the shape asked for. (serde_json's own message, with
+    /// its line and column, would reach no one: an unreadable record or marker is removed and
+    /// counted in `stats()`.)
+    pub fn not_json() -> Self {
+        Self::new(
+            StorageErrorKind::Unreadable,
+            "not JSON of the expected shape",
+        )
+    }
+
     /// What happened, for people: `storage full: QuotaExceededError: ...`. (Built without
     /// `core::fmt`, which would add kilobytes to the wasm module; `Display` says the same.)
     pub fn describe(&self) -> String {

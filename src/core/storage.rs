@@ -32,13 +32,12 @@ pub trait KeyValue {
 /// The JSON text of `value`, as gloo-storage writes it.
 pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, StorageError> {
     serde_json::to_string(value)
-        .map_err(|e| StorageError::new(StorageErrorKind::Other, e.to_string()))
+        .map_err(|_| StorageError::new(StorageErrorKind::Other, "not writable as JSON"))
 }
 
 /// `text` read as a `T`, as gloo-storage reads it.
 pub fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StorageError> {
-    serde_json::from_str(text)
-        .map_err(|e| StorageError::new(StorageErrorKind::Unreadable, e.to_string()))
+    serde_json::from_str(text).map_err(|_| StorageError::not_json())
 }
 
 /// Storage in memory, keys in order: the memory mode, the memory layer beside a refusing

@@ -142,7 +142,7 @@ impl KeyValue for LocalBackend {
 
 fn from_gloo(e: GlooError) -> StorageError {
     match e {
-        GlooError::SerdeError(e) => StorageError::new(StorageErrorKind::Unreadable, e.to_string()),
+        GlooError::SerdeError(_) => StorageError::not_json(),
         GlooError::KeyNotFound(key) => {
             StorageError::new(StorageErrorKind::Other, format!("{key} not found"))
         }
