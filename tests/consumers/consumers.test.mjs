@@ -288,3 +288,20 @@ test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; 
   assert.equal(manifest.exports["./react"].default, "./js/react.js");
   for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
 });
+
+test("every file the README links to is in the tarball", async () => {
+  const installed = join(HERE, "node_modules", "superset-job-guard");
+  const readme = await readFile(join(installed, "README.md"), "utf8");
+  const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
+  assert.ok(links.includes("docs/api.md") && links.includes("docs/superset.md"), links.join(", "));
+  for (const link of links) {
+    await readFile(join(installed, link)); // throws when the tarball lacks it
+    // and the linked page's own relative links, one level down
+    if (link.endsWith(".md")) {
+      const page = await readFile(join(installed, link), "utf8");
+      for (const [, inner] of page.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (!/^[a-z]+:/.test(inner)) await readFile(join(installed, link, "..", inner));
+      }
+    }
+  }
+});
