@@ -1,18 +1,26 @@
 //! Every parser the guard runs on untrusted input: stored records and session markers (any
 //! string from localStorage, read as gloo-storage reads it: serde_json), job metadata and
-//! events, the options and login objects (any JSON, through the same serde readers the JS
-//! boundary uses), and Retry-After headers. None may panic; what one accepts must be valid and
+//! events, the options and login objects, the task framework's 202 bodies, status messages and
+//! status changes, the contract option and cancel answers' bodies (any JSON, through the same
+//! serde readers the JS boundary uses), and Retry-After headers. None may panic; what one accepts must be valid and
 //! must round-trip. (Numbers inside a record's `errors` are parsed as serde_json parses floats
 //! by default, which may move one by its last bit: there the round trip checks that every
 //! entry is still there, not each number's last bit.)
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
+use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
+use superset_job_guard::core::response::{classify, Contract, Reply};
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
 use superset_job_guard::core::session::Session;
+use superset_job_guard::core::task::{StatusChange, Submission, MAX_TASKS_PER_BODY};
+
+/// A task id as the readers must hand it on: a uuid, already canonical.
+fn canonical(id: &str) -> bool {
+    canonical_uuid(id).as_deref() == Some(id)
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -38,6 +46,31 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = Session::from_login(&value);
         let _ = GuardOptions::read(&value);
+        if let Ok(submission) = Submission::read(&value) {
+            let ids = &submission.task_ids;
+            assert!(!ids.is_empty() && ids.len() <= MAX_TASKS_PER_BODY);
+            assert!(ids.iter().all(|id| canonical(id)));
+            assert!(submission.tab_id.as_deref().map_or(true, is_tab_id));
+        }
+        if let Ok(change) = StatusChange::read(&value) {
+            assert!(canonical(&change.task_id) && change.status.is_task_status());
+        }
+        if let Ok(changes) = StatusChange::read_all(&value) {
+            assert!(changes
+                .iter()
+                .all(|c| canonical(&c.task_id) && c.status.is_task_status()));
+        }
+        let _ = Contract::read(&value);
+        let reply = Reply::from_json(&value);
+        for contract in [Contract::AsyncEvent, Contract::Task] {
+            for status in [200, 403, 404, 422] {
+                let _ = classify(status, contract, &reply);
+            }
+        }
+    }
+    let reply = Reply::from_text(text);
+    for status in [200, 404, 422] {
+        let _ = classify(status, Contract::Task, &reply);
     }
     let mut json = serde_json::Deserializer::from_str(text);
     let _ = JobMetadata::read(&mut json);
