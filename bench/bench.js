@@ -1,7 +1,7 @@
 // Runs in the page: the guard and the plain-JS baseline, same operations on the same data,
 // interleaved (which goes first alternates each round), several rounds. Each storage size is
 // seeded fresh for each implementation (two 10,000-job sets would not fit localStorage's quota).
-import init, { JobGuard } from "/pkg/superset_job_guard.js";
+import init, { JobGuard } from "/js/index.js"; // the package's entry, as an app imports it
 import { BaselineGuard } from "./baseline.js";
 
 await init();

@@ -14,7 +14,8 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "applic
 const server = createServer(async (req, res) => {
   const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
   const file = normalize(join(ROOT, path));
-  if (!file.startsWith(ROOT) || !(file.startsWith(join(ROOT, "bench") + sep) || file.startsWith(join(ROOT, "pkg") + sep))) {
+  const served = ["bench", "pkg", "js"].some((dir) => file.startsWith(join(ROOT, dir) + sep));
+  if (!file.startsWith(ROOT) || !served) {
     return res.writeHead(404).end();
   }
   try {

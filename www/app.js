@@ -2,7 +2,7 @@
 // record and every cancel goes through the guard. It speaks the contract the server names in
 // /api/v1/me/: "task" (today's Superset: 202 with task ids, status_changes, per-tab cancel) or
 // "async_event" (202 with job metadata, the async event stream).
-import init, { JobGuard, isGuardError } from "/pkg/superset_job_guard.js";
+import init, { JobGuard, isGuardError } from "/js/index.js"; // the package's entry
 
 await init();
 

@@ -1,4 +1,4 @@
-// A reference server for the dashboard demo and the end-to-end tests: it serves www/ and pkg/
+// A reference server for the dashboard demo and the end-to-end tests: it serves www/, pkg/, js/
 // and answers Superset's async-query API the way shared/superset-contract.md describes it.
 // Node's standard library only; binds 127.0.0.1. PORT picks the port (default 8080).
 //
@@ -35,6 +35,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MOUNTS = [
   ["/pkg/", join(ROOT, "pkg")],
+  // The package's entry (js/index.js imports ../pkg/), as an app imports it.
+  ["/js/", join(ROOT, "js")],
   // The React dashboard, built by scripts/react-example.mjs.
   ["/react/", join(ROOT, "target", "www-react")],
   ["/", join(ROOT, "www")],

@@ -31,10 +31,11 @@ class Client extends BaseClient {
   }
 }
 
-test("static files stay inside www/ and pkg/", () => {
+test("static files stay inside www/, pkg/ and js/", () => {
   assert.match(resolveStatic("/"), /www\/index\.html$/);
   assert.match(resolveStatic("/pkg/superset_job_guard.js"), /pkg\/superset_job_guard\.js$/);
-  for (const bad of ["/../Cargo.toml", "/pkg/../Cargo.toml", "/%2e%2e/Cargo.toml", "/%00", "/%E0%A4%A"]) {
+  assert.match(resolveStatic("/js/index.js"), /js\/index\.js$/);
+  for (const bad of ["/../Cargo.toml", "/pkg/../Cargo.toml", "/js/../Cargo.toml", "/js/../src/lib.rs", "/%2e%2e/Cargo.toml", "/%00", "/%E0%A4%A"]) {
     assert.equal(resolveStatic(bad), null, bad);
   }
 });
