@@ -814,3 +814,70 @@ fn status_changes_update_the_sessions_tasks() {
     assert_eq!(rust(&html)["outcome"], "unsupported");
     g.logout().unwrap();
 }
+
+/// The page replaced `AbortSignal.prototype.aborted`, `AbortController.prototype.signal` or
+/// `abort()` with ones that throw: cancels still end with an outcome, `logout()` does not throw,
+/// and the guard stays usable.
+#[wasm_bindgen_test]
+async fn abort_getters_and_methods_that_throw_never_wedge_a_cancel() {
+    let accessor = |class: &str, name: &str| -> js_sys::Function {
+        js_sys::Function::new_no_args(&format!(
+            r#"const original = Object.getOwnPropertyDescriptor({class}.prototype, "{name}");
+               Object.defineProperty({class}.prototype, "{name}", {{ configurable: true,
+                 get() {{ throw new Error("replaced by the page"); }} }});
+               return () => Object.defineProperty({class}.prototype, "{name}", original);"#
+        ))
+        .call0(&JsValue::NULL)
+        .unwrap()
+        .dyn_into()
+        .unwrap()
+    };
+    for (class, name) in [("AbortSignal", "aborted"), ("AbortController", "signal")] {
+        let mock = MockFetch::new(json!([{ "status": 503 }, { "status": 200 }]));
+        let g = guard("c-dom", &mock, json!({}));
+        let app = web_sys::AbortController::new().unwrap();
+        let app_signal = app.signal();
+        let restore = accessor(class, name);
+        let out = cancel_with_signal(&g, "job-1", &app_signal).await;
+        restore.call0(&JsValue::NULL).unwrap();
+        assert_eq!(
+            (out["outcome"].clone(), out["attempts"].clone()),
+            (json!("cancelled"), json!(2)),
+            "{class}.{name}"
+        );
+        assert_eq!(status_of(&g, "job-1"), "cancelled");
+        g.logout().unwrap();
+    }
+
+    // abort() that throws: logout still signs out; the cancel in flight ends when its answer
+    // comes (the session checks stop it from going on).
+    let mock = MockFetch::new(json!([{ "status": 503, "lateMs": 50 }, { "status": 200 }]));
+    let g = guard("c-dom", &mock, json!({}));
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    let restore: js_sys::Function = js_sys::Function::new_no_args(
+        r#"const original = AbortController.prototype.abort;
+           AbortController.prototype.abort = function () { throw new Error("replaced by the page"); };
+           return () => { AbortController.prototype.abort = original; };"#,
+    )
+    .call0(&JsValue::NULL)
+    .unwrap()
+    .dyn_into()
+    .unwrap();
+    let logged_out = g.logout();
+    restore.call0(&JsValue::NULL).unwrap();
+    assert_eq!(
+        rust(&logged_out.expect("logout does not throw")),
+        json!({ "purged": 1 })
+    );
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(out["attempts"], 1, "no request after the logout: {out}");
+    assert_eq!(mock.calls().len(), 1);
+    let _again = guard("c-dom", &mock, json!({}));
+    assert_eq!(
+        cancel(&g, "job-1").await["outcome"],
+        "cancelled",
+        "the guard goes on"
+    );
+    g.logout().unwrap();
+}

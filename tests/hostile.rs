@@ -877,3 +877,104 @@ async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
     assert_eq!(rust(&seen), json!(["logout"]));
     local.logout().unwrap();
 }
+
+/// Replaces the accessor `name` of `Class.prototype` with one whose getter (and setter) throw;
+/// returns the function that puts the original back.
+fn break_accessor(class: &str, name: &str) -> js_sys::Function {
+    sabotage(&format!(
+        r#"const original = Object.getOwnPropertyDescriptor({class}.prototype, "{name}");
+           const boom = () => {{ throw new Error("{class}.{name} replaced by the page"); }};
+           Object.defineProperty({class}.prototype, "{name}", {{ configurable: true, get: boom, set: boom }});
+           return () => Object.defineProperty({class}.prototype, "{name}", original);"#
+    ))
+}
+
+/// Replaces the method `name` of `Class.prototype` with one that throws.
+fn break_method(class: &str, name: &str) -> js_sys::Function {
+    sabotage(&format!(
+        r#"const original = {class}.prototype.{name};
+           {class}.prototype.{name} = function () {{ throw new Error("{class}.{name} replaced by the page"); }};
+           return () => {{ {class}.prototype.{name} = original; }};"#
+    ))
+}
+
+fn recorder() -> (js_sys::Array, JsValue) {
+    let seen = js_sys::Array::new();
+    let record =
+        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+            .call1(&JsValue::NULL, &seen)
+            .unwrap();
+    (seen, record)
+}
+
+/// A `storage` event and a channel message whose getters the page made throw are not heard;
+/// neither the guard nor its listeners are left unusable, and the next readable one is heard.
+#[wasm_bindgen_test]
+async fn event_getters_that_throw_never_wedge_the_guard_or_its_listeners() {
+    let ns = fresh("h-dom-events");
+    let g = guard(json!({ "namespace": ns }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let (seen, record) = recorder();
+    let _keep = g.on_change(record).unwrap();
+    sleep(0).await; // the channel opens in a microtask
+    let session_key = JsValue::from_str(&format!("{ns}:v1:session"));
+    let fire = sabotage(
+        r#"return (key) => window.dispatchEvent(new StorageEvent("storage",
+             { key, oldValue: '{"user_id":"1","channel_id":null}', newValue: null,
+               storageArea: localStorage }));"#,
+    );
+    for name in ["key", "oldValue", "newValue"] {
+        let restore = break_accessor("StorageEvent", name);
+        fire.call1(&JsValue::NULL, &session_key).unwrap();
+        mend(restore);
+        g.record_job(meta("job-1", "running"))
+            .expect("the guard is not left borrowed");
+    }
+    assert_eq!(seen.length(), 0, "unreadable events are not heard");
+    fire.call1(&JsValue::NULL, &session_key).unwrap();
+    assert_eq!(rust(&seen), json!(["logout"]), "the listener still works");
+
+    let other = web_sys::BroadcastChannel::new(&format!("superset-job-guard:{ns}")).unwrap();
+    let message =
+        js(json!({ "type": "logout", "shared": false, "userId": null, "guestKey": null }));
+    let restore = break_accessor("MessageEvent", "data");
+    other.post_message(&message).unwrap();
+    sleep(50).await;
+    mend(restore);
+    assert_eq!(seen.length(), 1, "an unreadable message is not heard");
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    other.post_message(&message).unwrap();
+    for _ in 0..100 {
+        if seen.length() > 1 {
+            break;
+        }
+        sleep(20).await;
+    }
+    assert_eq!(
+        rust(&seen),
+        json!(["logout", "logout"]),
+        "the channel still works"
+    );
+    other.close();
+    g.logout().unwrap();
+}
+
+/// A page whose BroadcastChannel refuses `onmessage` or `close()` still gets a working guard,
+/// and dropping (freeing) it does not throw.
+#[wasm_bindgen_test]
+async fn a_broadcast_channel_that_throws_never_wedges_the_guard() {
+    let ns = fresh("h-dom-channel");
+    let restore = break_accessor("BroadcastChannel", "onmessage");
+    let g = guard(json!({ "namespace": ns }));
+    sleep(0).await; // the channel would open now, with the guard borrowed
+    mend(restore);
+    exercise(&g);
+
+    let g = guard(json!({ "namespace": ns }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(js(json!({ "userId": 2 }))).unwrap(); // announced: the channel is open
+    let restore = break_method("BroadcastChannel", "close");
+    drop(g); // what free() does
+    mend(restore);
+    exercise(&guard(json!({ "namespace": ns })));
+}

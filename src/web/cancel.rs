@@ -17,6 +17,7 @@ use web_sys::{AbortController, AbortSignal};
 
 use super::boundary::to_js;
 use super::clock::DateClock;
+use super::dom;
 use super::random::MathRandom;
 use super::state::Inner;
 use super::tabs::{Change, Listeners, Source};
@@ -162,11 +163,9 @@ impl Aborts {
                 .map(|f| f.bind0(c))
         });
         if let (Some(controller), Some(abort)) = (&controller, &abort) {
-            let _ = Reflect::set(
-                &request.init,
-                &JsValue::from_str("signal"),
-                &controller.signal(),
-            );
+            if let Some(signal) = dom::signal_of(controller) {
+                let _ = Reflect::set(&request.init, &JsValue::from_str("signal"), &signal);
+            }
             for source in &sources {
                 let _ = source.add_event_listener_with_callback("abort", abort);
             }
@@ -180,11 +179,12 @@ impl Aborts {
     }
 
     fn signal(&self) -> Option<AbortSignal> {
-        self.controller.as_ref().map(AbortController::signal)
+        self.controller.as_ref().and_then(dom::signal_of)
     }
 
     fn aborted(&self) -> bool {
-        self.sources.iter().any(AbortSignal::aborted) || self.signal().is_some_and(|s| s.aborted())
+        self.sources.iter().any(dom::is_aborted)
+            || self.signal().is_some_and(|s| dom::is_aborted(&s))
     }
 
     /// Removes the listeners this cancel added.

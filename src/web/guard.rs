@@ -13,6 +13,7 @@ use web_sys::AbortSignal;
 use super::boundary::{from_js, guarded, plain, to_js, Plain};
 use super::cancel;
 use super::clock::DateClock;
+use super::dom;
 use super::error::to_js_error;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
@@ -226,7 +227,7 @@ impl JobGuard {
         })?;
         // Abort outside the borrow: abort listeners run synchronously.
         if let Some(controller) = in_flight {
-            controller.abort();
+            dom::abort(&controller);
         }
         self.changed(Change::Logout);
         to_js(&PurgeResult { purged })

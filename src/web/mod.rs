@@ -8,6 +8,7 @@
 //! - `cancel`: the cancel request over `fetch`, with retries and aborts, as an async function
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
+//! - `dom`: catching bindings of the platform calls web-sys does not catch
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //! - `types`: the TypeScript types the package ships
 
@@ -22,6 +23,7 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 mod boundary;
 mod cancel;
 mod clock;
+mod dom;
 mod error;
 mod guard;
 mod random;

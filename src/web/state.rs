@@ -4,6 +4,7 @@
 
 use web_sys::{AbortController, AbortSignal};
 
+use super::dom;
 use super::storage::Store;
 use super::tabs::{Change, TabHost, TabSync};
 use crate::core::fallback::StorageMode;
@@ -29,7 +30,7 @@ impl Inner {
         if self.logout.is_none() {
             self.logout = AbortController::new().ok();
         }
-        self.logout.as_ref().map(AbortController::signal)
+        self.logout.as_ref().and_then(dom::signal_of)
     }
 
     /// Tells the other tabs that this tab signed out or switched user. (Job changes need no

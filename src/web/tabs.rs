@@ -9,6 +9,7 @@ use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::{BroadcastChannel, MessageEvent, StorageEvent};
 
+use super::dom;
 use super::storage::Store;
 use crate::core::fallback::StorageMode;
 use crate::core::session::Session;
@@ -221,12 +222,15 @@ impl TabSync {
             return;
         };
         let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            if let Some(change) = read_message(&inner, &event.data()) {
+            if let Some(change) = read_message(&inner, &dom::data(&event)) {
                 end_session_here(&inner);
                 Listeners::notify(&listeners, change, Source::OtherTab);
             }
         });
-        channel.set_onmessage(Some(closure.as_ref().unchecked_ref()));
+        if !dom::set_onmessage(&channel, Some(closure.as_ref().unchecked_ref())) {
+            dom::close(&channel);
+            return; // a page that refuses the handler gets no channel: storage events remain
+        }
         self.channel = Some(channel);
         self.on_message = Some(closure);
     }
@@ -261,8 +265,8 @@ impl Drop for TabSync {
                 .remove_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
         }
         if let Some(channel) = &self.channel {
-            channel.set_onmessage(None);
-            channel.close();
+            dom::set_onmessage(channel, None);
+            dom::close(channel);
         }
         self.on_message = None;
     }
@@ -299,7 +303,9 @@ fn classify_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> 
     if guard.store().storage_status().kind == StorageMode::Memory {
         return None; // not our storage
     }
-    let Some(key) = event.key() else {
+    // Values the page made unreadable (a replaced getter) leave the event unheard: every call
+    // reads storage again anyway.
+    let Some(key) = dom::storage_key(event)? else {
         // localStorage.clear() in another tab.
         return Some(match guard.store().session() {
             None => Change::Logout,
@@ -314,7 +320,8 @@ fn classify_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> 
     }
     // The marker's old and new text, read as gloo-storage wrote it.
     let read = |v: Option<String>| v.as_deref().and_then(Session::from_stored);
-    match (read(event.old_value()), read(event.new_value())) {
+    let (old, new) = dom::storage_values(event)?;
+    match (read(old), read(new)) {
         (_, None) => Some(Change::Logout),
         (Some(old), Some(new)) if old.same_identity(&new) => Some(Change::JobsChanged),
         _ => Some(Change::UserChanged),
