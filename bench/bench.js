@@ -49,10 +49,19 @@ const OPS = [
   },
 ];
 
+// Each sample runs batches of `iters` calls until at least MIN_MS have passed: Chromium rounds
+// performance.now() to 100 µs, so a 1 ms batch would carry a 10% rounding error.
+const MIN_MS = Number(params.get("minMs") ?? 25);
+
 function time(fn, iters) {
+  let calls = 0;
+  let elapsed = 0;
   const t0 = performance.now();
-  for (let i = 0; i < iters; i++) fn(i);
-  return ((performance.now() - t0) / iters) * 1e6; // ns per op
+  do {
+    for (let k = 0; k < iters; k++) fn(calls++);
+    elapsed = performance.now() - t0;
+  } while (elapsed < MIN_MS);
+  return (elapsed / calls) * 1e6; // ns per op
 }
 
 const samples = {}; // samples[size][op][impl] = [ns, ...]
