@@ -199,13 +199,13 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
         ),
         404 if *reply == Reply::NotJson => (
             Outcome::Unsupported,
-            "Cancel is not available on this server (it has no cancel endpoint): the job runs              until it ends"
+            "Cancel is not available on this server (it has no cancel endpoint): the job runs until it ends"
                 .to_owned(),
             false,
         ),
         403 if task => (
             Outcome::Refused,
-            "The server refused to cancel this task (HTTP 403): it is shared with others or a              system task"
+            "The server refused to cancel this task (HTTP 403): it is shared with others or a system task"
                 .to_owned(),
             false,
         ),
@@ -392,6 +392,23 @@ mod tests {
         // JSON that is not an object is still the server's JSON.
         assert_eq!(Reply::from_text("[1]"), json(None, None));
         assert_eq!(Reply::from_text(r#"{"action": 5}"#), json(None, None));
+    }
+
+    #[test]
+    fn messages_are_single_spaced_sentences() {
+        let replies = [
+            Reply::Unread,
+            Reply::NotJson,
+            json(Some("detached"), Some("Task is not abortable")),
+        ];
+        for contract in [Contract::AsyncEvent, Contract::Task] {
+            for reply in &replies {
+                for status in [200, 401, 403, 404, 418, 422, 503] {
+                    let m = classify(status, contract, reply).message;
+                    assert!(!m.contains("  ") && m.trim() == m, "{status}: {m:?}");
+                }
+            }
+        }
     }
 
     #[test]
