@@ -39,10 +39,7 @@ impl TryFrom<String> for JobStatus {
     type Error = &'static str;
 
     fn try_from(name: String) -> Result<Self, &'static str> {
-        JobStatus::ALL
-            .into_iter()
-            .find(|s| s.as_str() == name)
-            .ok_or("not a job status")
+        JobStatus::from_name(&name).ok_or("not a job status")
     }
 }
 
@@ -66,6 +63,11 @@ impl JobStatus {
         JobStatus::Aborted,
         JobStatus::TimedOut,
     ];
+
+    /// The status `name` names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        JobStatus::ALL.into_iter().find(|s| s.as_str() == name)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

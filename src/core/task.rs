@@ -6,8 +6,7 @@
 //! a value of these types is always valid: task ids are canonical uuids, tab ids follow
 //! Superset's `^[A-Za-z0-9_-]{1,64}$`, statuses are the framework's seven.
 
-use serde::de::value::{Error as ValueError, StrDeserializer};
-use serde::de::{IgnoredAny, IntoDeserializer};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -175,14 +174,12 @@ impl StatusChange {
             .into_iter()
             .map(|(id, entry)| {
                 let task_id = task_id(Some(&id), "statuses")?;
-                let status =
-                    entry
-                        .get("status")
-                        .and_then(Value::as_str)
-                        .map_or(Field::Missing, |s| {
-                            let s: StrDeserializer<'_, ValueError> = s.into_deserializer();
-                            Field::deserialize(s).unwrap_or(Field::Invalid)
-                        });
+                let status = match entry.get("status").map(Value::as_str) {
+                    None => Field::Missing,
+                    Some(name) => name
+                        .and_then(JobStatus::from_name)
+                        .map_or(Field::Invalid, Field::Valid),
+                };
                 let status = task_status(status, &task_id)?;
                 Ok(Self { task_id, status })
             })
