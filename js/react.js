@@ -122,7 +122,8 @@ export function useCancel(jobId) {
   useEffect(() => {
     mounted.current = true;
     const off = storeOf(guard).subscribe(() => {
-      // A logout ends the cancel; so does another user signing in.
+      // A logout ends the cancel at once. (Another user signing in is caught by the guard
+      // itself: it checks the session again before any retry.)
       if (running.current && !guard.session) running.current.controller.abort();
     });
     return () => {
