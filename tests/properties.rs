@@ -277,7 +277,7 @@ proptest! {
                     }
                 }
                 Op::Jobs => {}
-                Op::Settle(j, o) => store.settle_cancel(&j, OUTCOMES[usize::from(o) % OUTCOMES.len()], None),
+                Op::Settle(j, o) => store.settle_cancel(&j, OUTCOMES[usize::from(o) % OUTCOMES.len()], None, None),
                 Op::Write(k, v) => shared.put(&k, &v),
                 Op::Advance(ms) => clock.advance(ms),
             }
@@ -376,7 +376,7 @@ proptest! {
         retry_after in proptest::option::of(".{0,32}"),
     ) {
         let policy = RetryPolicy { attempts, base_delay_ms: base, max_delay_ms: max };
-        let mut flow = CancelFlow::new("j", policy, Contract::AsyncEvent);
+        let mut flow = CancelFlow::new("j", policy, Contract::AsyncEvent, 10_000);
         let mut random = SequenceRandom::new(randoms);
         let mut finished = false;
         for status in statuses {
@@ -386,6 +386,7 @@ proptest! {
             };
             match flow.after(&answer, T0, &mut random) {
                 Step::Wait(ms) => prop_assert!(ms <= max),
+                Step::ReadStatus => prop_assert!(false, "an async_event answer read a task status"),
                 Step::Finish(out) => {
                     prop_assert!(out.attempts <= attempts);
                     if status == 403 {

@@ -44,6 +44,9 @@ fuzz_target!(|data: &[u8]| {
             assert!(is_valid_id(&meta.job_id) && !is_reserved_id(&meta.job_id));
             assert!(is_valid_id(&meta.channel_id));
         }
+        if let Ok(Some(event)) = JobMetadata::read_event(&value) {
+            assert!(event.status.is_job_status());
+        }
         let _ = Session::from_login(&value);
         let _ = GuardOptions::read(&value);
         if let Ok(submission) = Submission::read(&value) {
@@ -53,12 +56,12 @@ fuzz_target!(|data: &[u8]| {
             assert!(submission.tab_id.as_deref().map_or(true, is_tab_id));
         }
         if let Ok(change) = StatusChange::read(&value) {
-            assert!(canonical(&change.task_id) && change.status.is_task_status());
+            assert!(canonical(&change.task_id) && change.status.map_or(true, |s| s.is_task_status()));
         }
         if let Ok(changes) = StatusChange::read_all(&value) {
             assert!(changes
                 .iter()
-                .all(|c| canonical(&c.task_id) && c.status.is_task_status()));
+                .all(|c| canonical(&c.task_id) && c.status.map_or(true, |s| s.is_task_status())));
         }
         let _ = Contract::read(&value);
         let reply = Reply::from_json(&value);

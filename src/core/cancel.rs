@@ -23,6 +23,9 @@ pub enum CancelRefusal {
     NotJobOwner,
     /// The job already reached `done`, `error` or `cancelled`.
     AlreadyFinished,
+    /// The server's: the task is still running and cannot be aborted (a 422, with the task's
+    /// status read back). Only a cancel's outcome carries it; `checkCancel` never does.
+    NotAbortable,
 }
 
 impl CancelRefusal {
@@ -32,6 +35,7 @@ impl CancelRefusal {
             CancelRefusal::UnknownJob => "unknown_job",
             CancelRefusal::NotJobOwner => "not_job_owner",
             CancelRefusal::AlreadyFinished => "already_finished",
+            CancelRefusal::NotAbortable => "not_abortable",
         }
     }
 }

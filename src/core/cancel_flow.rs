@@ -5,8 +5,12 @@
 use super::cancel::{CancelCheck, CancelRefusal};
 use serde::Serialize;
 
+use super::model::JobStatus;
 use super::random::Random;
-use super::response::{classify, network_failure, Classification, Contract, Outcome, Reply};
+use super::response::{
+    after_status_read, classify, network_failure, timed_out, Classification, Contract, Outcome,
+    Reply,
+};
 use super::retry::RetryPolicy;
 
 /// The result of `cancel`, ready to show: it never rejects.
@@ -26,6 +30,9 @@ pub struct CancelOutcome {
     /// The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// The task's status as read back after a 422, for its record (not shown to the app).
+    #[serde(skip)]
+    pub status: Option<JobStatus>,
 }
 
 /// What one answer to a cancel request was.
@@ -39,6 +46,8 @@ pub enum Answer {
     },
     /// No answer: the request failed on the way.
     NetworkError,
+    /// No answer within the per-attempt timeout.
+    TimedOut,
 }
 
 /// What the shell does next.
@@ -46,27 +55,38 @@ pub enum Answer {
 pub enum Step {
     /// Wait this many milliseconds, check again, then send the next request.
     Wait(u64),
+    /// A task's 422: read the task's status once (`GET /api/v1/task/<uuid>/status`, no retry)
+    /// and give it to [`CancelFlow::after_status`].
+    ReadStatus,
     /// Done: give the app this outcome.
     Finish(CancelOutcome),
 }
 
-/// The state of one cancel: which job, the retry policy, how many requests went out.
+/// The state of one cancel: which job, under which contract (the record's), the retry policy,
+/// the per-attempt timeout, how many requests went out.
 #[derive(Clone, Debug)]
 pub struct CancelFlow {
     job_id: String,
     policy: RetryPolicy,
     contract: Contract,
+    timeout_ms: u64,
     sent: u32,
 }
 
 impl CancelFlow {
-    pub fn new(job_id: &str, policy: RetryPolicy, contract: Contract) -> Self {
+    pub fn new(job_id: &str, policy: RetryPolicy, contract: Contract, timeout_ms: u64) -> Self {
         Self {
             job_id: job_id.to_owned(),
             policy,
             contract,
+            timeout_ms,
             sent: 0,
         }
+    }
+
+    /// The contract this cancel speaks: the record's.
+    pub fn contract(&self) -> Contract {
+        self.contract
     }
 
     pub fn sent(&self) -> u32 {
@@ -97,6 +117,7 @@ impl CancelFlow {
             attempts: self.sent,
             reason,
             action: None,
+            status: None,
         })
     }
 
@@ -111,22 +132,20 @@ impl CancelFlow {
             attempts: self.sent,
             reason: None,
             action: None,
+            status: None,
         }
     }
 
-    /// Decides what follows an answer: finish, or wait and retry a transient failure while
-    /// attempts remain. A 403 finishes at once: it is never retried.
+    /// Decides what follows an answer: finish, wait and retry a transient failure while
+    /// attempts remain, or (a task's 422) read the task's status. A 403 finishes at once: it is
+    /// never retried.
     pub fn after(&mut self, answer: &Answer, now_ms: u64, random: &mut dyn Random) -> Step {
-        let (
-            Classification {
-                outcome,
-                message,
-                retryable,
-                action,
-            },
-            status,
-            retry_after,
-        ) = match answer {
+        let (classification, status, retry_after) = match answer {
+            Answer::Status {
+                status: 422,
+                reply: Reply::Json { .. } | Reply::NotJson | Reply::Unread,
+                ..
+            } if self.contract == Contract::Task => return Step::ReadStatus,
             Answer::Status {
                 status,
                 retry_after,
@@ -137,20 +156,39 @@ impl CancelFlow {
                 retry_after.as_deref(),
             ),
             Answer::NetworkError => (network_failure(), None, None),
+            Answer::TimedOut => (timed_out(self.timeout_ms), None, None),
         };
-        if retryable && self.sent < self.policy.attempts {
+        if classification.retryable && self.sent < self.policy.attempts {
             return Step::Wait(self.policy.delay_ms(self.sent, retry_after, now_ms, random));
         }
-        Step::Finish(CancelOutcome {
-            outcome,
+        Step::Finish(self.finish(classification, status))
+    }
+
+    /// The outcome of a task's 422 once its status was read back: `None` when no answer gave
+    /// one the guard knows. A running task cannot be stopped: `refused`, reason
+    /// `not_abortable`.
+    pub fn after_status(&self, status: Option<JobStatus>) -> CancelOutcome {
+        let status = status.filter(|s| s.is_task_status());
+        let mut outcome = self.finish(after_status_read(status), Some(422));
+        if status.is_some_and(|s| !s.is_terminal()) {
+            outcome.reason = Some(CancelRefusal::NotAbortable);
+        }
+        outcome.status = status;
+        outcome
+    }
+
+    fn finish(&self, c: Classification, http_status: Option<u16>) -> CancelOutcome {
+        CancelOutcome {
+            outcome: c.outcome,
             job_id: self.job_id.clone(),
-            message,
-            retryable,
-            http_status: status,
+            message: c.message,
+            retryable: c.retryable,
+            http_status,
             attempts: self.sent,
             reason: None,
-            action,
-        })
+            action: c.action,
+            status: None,
+        }
     }
 }
 
@@ -170,7 +208,7 @@ mod tests {
 
     /// Runs a flow against scripted answers; returns the waits and the outcome.
     fn run(policy: RetryPolicy, answers: &[Answer]) -> (Vec<u64>, CancelOutcome) {
-        let mut flow = CancelFlow::new("job-1", policy, Contract::AsyncEvent);
+        let mut flow = CancelFlow::new("job-1", policy, Contract::AsyncEvent, 10_000);
         let mut random = SequenceRandom::new(vec![0.5]);
         let mut waits = Vec::new();
         for answer in answers {
@@ -178,6 +216,7 @@ mod tests {
             match flow.after(answer, 0, &mut random) {
                 Step::Wait(ms) => waits.push(ms),
                 Step::Finish(outcome) => return (waits, outcome),
+                Step::ReadStatus => panic!("{answer:?} asked for a task's status"),
             }
         }
         panic!("the flow wanted more answers than scripted: {waits:?}");
@@ -276,7 +315,7 @@ mod tests {
 
     #[test]
     fn local_refusals_become_outcomes_without_requests() {
-        let flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent);
+        let flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent, 10_000);
         let owner = CancelCheck::Refused {
             reason: CancelRefusal::NotJobOwner,
             message: "Not job owner: x".into(),
@@ -309,26 +348,21 @@ mod tests {
             retry_after: None,
             reply,
         };
-        let json = |action: Option<&str>, message: &str| Reply::Json {
+        let json = |action: Option<&str>, _message: &str| Reply::Json {
             action: action.map(str::to_owned),
-            message: Some(message.to_owned()),
         };
         for (a, outcome) in [
             (answer(200, json(Some("detached"), "ok")), Outcome::Left),
             (answer(200, json(Some("aborted"), "ok")), Outcome::Cancelled),
             (answer(404, json(None, "Not found")), Outcome::NotJobOwner),
             (answer(403, json(None, "Forbidden")), Outcome::Refused),
-            (
-                answer(422, json(None, "Task could not be aborted.")),
-                Outcome::AlreadyFinished,
-            ),
             (answer(404, Reply::NotJson), Outcome::Unsupported),
         ] {
             let policy = RetryPolicy {
                 attempts: 10,
                 ..RetryPolicy::default()
             };
-            let mut flow = CancelFlow::new("t", policy, Contract::Task);
+            let mut flow = CancelFlow::new("t", policy, Contract::Task, 10_000);
             flow.sending();
             let Step::Finish(out) = flow.after(&a, 0, &mut SequenceRandom::new(vec![0.5])) else {
                 panic!("{a:?} was retried")
@@ -341,5 +375,98 @@ mod tests {
                 assert_eq!(v["action"], "detached");
             }
         }
+    }
+
+    fn task_flow(attempts: u32) -> CancelFlow {
+        let policy = RetryPolicy {
+            attempts,
+            ..RetryPolicy::default()
+        };
+        CancelFlow::new("t", policy, Contract::Task, 10_000)
+    }
+
+    #[test]
+    fn a_tasks_422_reads_the_status_once_and_decides_by_it() {
+        let mut random = SequenceRandom::new(vec![0.5]);
+        for body in [
+            r#"{"message": "Task could not be aborted."}"#,
+            r#"{"message": "Task t is in progress but has not registered an abort handler (is_abortable is not true)"}"#,
+            "<html>",
+        ] {
+            let mut flow = task_flow(10);
+            flow.sending();
+            let answer = Answer::Status {
+                status: 422,
+                retry_after: None,
+                reply: Reply::from_text(body),
+            };
+            assert_eq!(flow.after(&answer, 0, &mut random), Step::ReadStatus);
+            let done = flow.after_status(Some(JobStatus::Success));
+            assert_eq!(
+                (done.outcome, done.http_status, done.attempts, done.reason),
+                (Outcome::AlreadyFinished, Some(422), 1, None)
+            );
+            assert_eq!(done.status, Some(JobStatus::Success));
+            let running = flow.after_status(Some(JobStatus::InProgress));
+            assert_eq!(
+                (running.outcome, running.reason, running.status),
+                (
+                    Outcome::Refused,
+                    Some(CancelRefusal::NotAbortable),
+                    Some(JobStatus::InProgress)
+                )
+            );
+            let v: serde_json::Value = serde_json::to_value(&running).unwrap();
+            assert_eq!(v["reason"], "not_abortable");
+            assert!(
+                v.get("status").is_none(),
+                "the status is for the record only"
+            );
+            for unknown in [None, Some(JobStatus::Done)] {
+                let none = flow.after_status(unknown);
+                assert_eq!(
+                    (none.outcome, none.reason, none.status, none.retryable),
+                    (Outcome::Refused, None, None, false)
+                );
+            }
+        }
+        // Not on the async_event contract: its 422 is a plain failure.
+        let mut flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent, 10_000);
+        flow.sending();
+        let Step::Finish(out) = flow.after(&status(422), 0, &mut random) else {
+            panic!("an async_event 422 read a task status")
+        };
+        assert_eq!((out.outcome, out.retryable), (Outcome::Failed, false));
+    }
+
+    #[test]
+    fn a_request_that_times_out_is_a_retryable_failure() {
+        let mut flow = task_flow(2);
+        let mut random = SequenceRandom::new(vec![0.5]);
+        flow.sending();
+        assert!(matches!(
+            flow.after(&Answer::TimedOut, 0, &mut random),
+            Step::Wait(_)
+        ));
+        flow.sending();
+        let Step::Finish(out) = flow.after(&Answer::TimedOut, 0, &mut random) else {
+            panic!("retried past its attempts")
+        };
+        assert_eq!(
+            (out.outcome, out.retryable, out.attempts, out.http_status),
+            (Outcome::Failed, true, 2, None)
+        );
+        assert!(out.message.contains("10000 ms"), "{}", out.message);
+    }
+
+    #[test]
+    fn sent_counts_the_requests() {
+        let mut flow = task_flow(3);
+        assert_eq!(flow.sent(), 0);
+        flow.sending();
+        flow.sending();
+        assert_eq!(flow.sent(), 2);
+        assert_eq!(flow.aborted().attempts, 2);
+        assert_eq!(flow.contract(), Contract::Task);
     }
 }

@@ -121,6 +121,17 @@ impl JobStatus {
     }
 }
 
+/// A status as it arrives in an update: one of the contract's, or a name this guard does not
+/// know (a status a later Superset adds), which skips the update rather than refusing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusName(pub Option<JobStatus>);
+
+impl<'de> Deserialize<'de> for StatusName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|name| StatusName(JobStatus::from_name(&name)))
+    }
+}
+
 /// The most tab ids a task record keeps (the tabs of one browser watching one task).
 pub const MAX_TAB_IDS: usize = 16;
 
@@ -147,7 +158,7 @@ struct MetadataWire {
     channel_id: Field<String>,
     job_id: Field<String>,
     user_id: Field<UserId>,
-    status: Field<JobStatus>,
+    status: Field<StatusName>,
     errors: Field<Option<AnyJson>>,
     result_url: Field<Option<String>>,
 }
@@ -188,8 +199,9 @@ impl TryFrom<MetadataWire> for JobMetadata {
         let status = w
             .status
             .valid()
+            .and_then(|s| s.0)
             .filter(|s| s.is_job_status())
-            .ok_or("`status` must be one of pending, running, done, error, cancelled")?;
+            .ok_or(STATUS_RULE)?;
         let errors = match w.errors.nullable() {
             Ok(None) | Ok(Some(AnyJson(Value::Null))) => Vec::new(),
             Ok(Some(AnyJson(Value::Array(items)))) => items,
@@ -221,15 +233,33 @@ fn id_rule(name: &str) -> String {
     )
 }
 
+const STATUS_RULE: &str = "`status` must be one of pending, running, done, error, cancelled";
+
+const METADATA_EXPECTED: &str = "expected an object with Superset's job metadata fields";
+
 impl JobMetadata {
-    /// Reads and validates metadata (or an event) from any deserializer: a JS value, a
-    /// `serde_json::Value`, JSON text.
+    /// Reads and validates metadata from any deserializer: a JS value, a `serde_json::Value`,
+    /// JSON text. (The reader of events, with a status it does not know refused.)
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        wire::read(
-            value,
-            "expected an object with Superset's job metadata fields",
-        )
-        .map_err(GuardError::InvalidJob)
+        Self::read_event(value)?.ok_or_else(|| GuardError::InvalidJob(STATUS_RULE.to_owned()))
+    }
+
+    /// Reads an event of the async stream: like [`read`](Self::read), but an event whose
+    /// `status` is a name this guard does not know (a later Superset's) is `None`, to be
+    /// skipped, where the rest of it is valid.
+    pub fn read_event<'de, D: Deserializer<'de>>(value: D) -> Result<Option<Self>, GuardError> {
+        let mut w: MetadataWire =
+            wire::read(value, METADATA_EXPECTED).map_err(GuardError::InvalidJob)?;
+        let unknown = match &w.status {
+            Field::Valid(StatusName(Some(s))) => !s.is_job_status(),
+            Field::Valid(StatusName(None)) => true,
+            Field::Missing | Field::Invalid => false,
+        };
+        if unknown {
+            w.status = Field::Valid(StatusName(Some(JobStatus::Pending)));
+        }
+        let meta = Self::try_from(w).map_err(GuardError::InvalidJob)?;
+        Ok((!unknown).then_some(meta))
     }
 }
 
@@ -294,7 +324,7 @@ impl TryFrom<RecordWire> for JobRecord {
                     channel_id: Field::Valid(channel_id),
                     job_id: Field::Valid(w.job_id),
                     user_id: Field::Valid(w.user_id),
-                    status: Field::Valid(w.status),
+                    status: Field::Valid(StatusName(Some(w.status))),
                     errors: Field::Valid(w.errors),
                     result_url: Field::Valid(w.result_url),
                 })?;

@@ -26,6 +26,12 @@ pub const MAX_HEADERS: usize = 32;
 pub const MAX_ATTEMPTS: u32 = 10;
 pub const MAX_BASE_DELAY_MS: u64 = 60_000;
 pub const MAX_MAX_DELAY_MS: u64 = 300_000;
+/// How long one request of a cancel may take, its body read included, unless `timeoutMs` says
+/// otherwise (ky's default).
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// The task framework's status endpoint, read after a task's 422.
+pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
 
 const PLACEHOLDER: &str = "{job_id}";
 
@@ -52,6 +58,8 @@ pub struct GuardOptions {
     pub contract: Contract,
     /// This tab's `tab_id`, as the app sends it with its queries (task contract).
     pub tab_id: Option<String>,
+    /// How long one request may take, its body read included.
+    pub timeout_ms: u64,
 }
 
 impl Default for GuardOptions {
@@ -66,6 +74,7 @@ impl Default for GuardOptions {
             retry: RetryPolicy::default(),
             contract: Contract::AsyncEvent,
             tab_id: None,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
         }
     }
 }
@@ -84,6 +93,7 @@ struct OptionsWire {
     retry: Field<Option<RetryWire>>,
     contract: Field<Option<Contract>>,
     tab_id: Field<Option<String>>,
+    timeout_ms: Field<Option<f64>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
     fetch: Option<IgnoredAny>,
@@ -111,6 +121,7 @@ pub const KEYS: Keys = Keys {
         "retry",
         "contract",
         "tabId",
+        "timeoutMs",
         "fetch",
     ],
     nested: Some(("retry", KNOWN_RETRY)),
@@ -129,6 +140,7 @@ const HEADERS_RULE: &str =
     "`headers` must be an object of at most 32 header names to string values";
 const RETRY_RULE: &str = "`retry` must be an object";
 const TAB_ID_RULE: &str = "`tabId` must be 1 to 64 of A-Z, a-z, 0-9, _ and -";
+const TIMEOUT_RULE: &str = "`timeoutMs` must be a whole number of milliseconds from 1 to 600000";
 const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
 const MAX_DELAY_RULE: &str = "`retry.maxDelayMs` must be a whole number from 0 to 300000";
@@ -174,18 +186,40 @@ impl GuardOptions {
         Self::read_with(|| value)
     }
 
-    /// The cancel URL for `job_id`: the template with the id, URL-encoded, in place of
-    /// `{job_id}`.
-    pub fn cancel_url_for(&self, job_id: &str) -> String {
-        self.cancel_url
-            .replace(PLACEHOLDER, &encode_uri_component(job_id))
+    /// The cancel URL for `job_id` under `contract` (the record's): the template with the id,
+    /// URL-encoded, in place of `{job_id}`. `cancelUrl` is the template of the guard's own
+    /// `contract`; a record of the other contract (recorded through the other contract's
+    /// method, or by a tab with the other option) goes to that contract's default endpoint.
+    pub fn cancel_url_for(&self, job_id: &str, contract: Contract) -> String {
+        let template = if contract == self.contract {
+            self.cancel_url.as_str()
+        } else if contract == Contract::Task {
+            DEFAULT_TASK_CANCEL_URL
+        } else {
+            DEFAULT_CANCEL_URL
+        };
+        fill(template, job_id)
     }
 
-    /// The cancel request's JSON body: none for `async_event`; for `task`, `{"tab_id": …}`
-    /// with the tab's id when it has one, `{}` otherwise (Superset's schema takes no other
-    /// field: an unknown one is a server error).
-    pub fn cancel_body(&self, tab_id: Option<&str>) -> Option<String> {
-        (self.contract == Contract::Task).then(|| {
+    /// The status URL of the task `task_id`: beside its cancel URL (a task cancel URL ending in
+    /// `/cancel` ends in `/status` instead), else Superset's own.
+    pub fn status_url_for(&self, task_id: &str) -> String {
+        let cancel = if self.contract == Contract::Task {
+            self.cancel_url.as_str()
+        } else {
+            DEFAULT_TASK_CANCEL_URL
+        };
+        match cancel.strip_suffix("/cancel") {
+            Some(base) => fill(&format!("{base}/status"), task_id),
+            None => fill(DEFAULT_TASK_STATUS_URL, task_id),
+        }
+    }
+
+    /// The cancel request's JSON body under `contract` (the record's): none for
+    /// `async_event`; for `task`, `{"tab_id": …}` with the tab's id when it has one, `{}`
+    /// otherwise (Superset's schema takes no other field: an unknown one is a server error).
+    pub fn cancel_body(contract: Contract, tab_id: Option<&str>) -> Option<String> {
+        (contract == Contract::Task).then(|| {
             #[derive(serde::Serialize)]
             struct Body<'a> {
                 #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,6 +228,11 @@ impl GuardOptions {
             serde_json::to_string(&Body { tab_id }).unwrap_or_else(|_| "{}".to_owned())
         })
     }
+}
+
+/// `template` with `id`, URL-encoded, in place of `{job_id}`.
+fn fill(template: &str, id: &str) -> String {
+    template.replace(PLACEHOLDER, &encode_uri_component(id))
 }
 
 impl TryFrom<OptionsWire> for GuardOptions {
@@ -260,21 +299,27 @@ impl TryFrom<OptionsWire> for GuardOptions {
             }
             for (name, value) in headers {
                 match value {
+                    // `fetch` takes Latin-1 header values only (a ByteString): anything else
+                    // would make every cancel fail at send.
                     Value::String(value)
                         if is_token(&name)
-                            && !value.contains(['\r', '\n', '\0', char::REPLACEMENT_CHARACTER]) =>
+                            && !value.contains(['\r', '\n', '\0'])
+                            && value.chars().all(|c| u32::from(c) <= 0xFF) =>
                     {
                         o.headers.push((name, value));
                     }
                     _ => {
                         return Err(GuardError::InvalidOptions(format!(
-                            "`headers.{}` must be a valid header name with a string value \
-                             (without line breaks, NUL or U+FFFD)",
+                            "`headers.{}` must be a valid header name with a string value of \
+                             Latin-1 characters (U+0000 to U+00FF) without line breaks or NUL",
                             quote(&name)
                         )))
                     }
                 }
             }
+        }
+        if let Some(ms) = take(w.timeout_ms, TIMEOUT_RULE)? {
+            o.timeout_ms = whole(ms, 1, MAX_TIMEOUT_MS).ok_or_else(|| refuse(TIMEOUT_RULE))?;
         }
         if let Some(r) = take(w.retry, RETRY_RULE)? {
             let read =
@@ -349,12 +394,13 @@ mod tests {
     #[test]
     fn cancel_urls_encode_the_job_id() {
         let o = GuardOptions::default();
+        let a = Contract::AsyncEvent;
         assert_eq!(
-            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512"),
+            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512", a),
             "/api/v1/async_event/10a0bd9a-03c8-4737-9345-f4234ba86512/cancel"
         );
         assert_eq!(
-            o.cancel_url_for("a/b?c=d#e f"),
+            o.cancel_url_for("a/b?c=d#e f", a),
             "/api/v1/async_event/a%2Fb%3Fc%3Dd%23e%20f/cancel"
         );
         assert_eq!(encode_uri_component("é!~*'()_.-"), "%C3%A9!~*'()_.-");
@@ -489,6 +535,16 @@ mod tests {
             (json!({"retry": {"baseDelayMs": -1}}), "retry.baseDelayMs"),
             (json!({"retry": {"maxDelayMs": 1e9}}), "retry.maxDelayMs"),
             (json!({"retry": {"tries": 2}}), "retry.tries"),
+            (json!({"timeoutMs": 0}), "timeoutMs"),
+            (json!({"timeoutMs": 600_001}), "timeoutMs"),
+            (json!({"timeoutMs": 1.5}), "timeoutMs"),
+            (json!({"timeoutMs": "10"}), "timeoutMs"),
+            // fetch refuses header values beyond Latin-1: refused here, not at every cancel.
+            (
+                json!({"headers": {"X-A": "caf\u{e9} \u{2713}"}}),
+                "headers.X-A",
+            ),
+            (json!({"headers": {"X-A": "\u{fffd}"}}), "headers.X-A"),
         ];
         for (v, field) in cases {
             let err = GuardOptions::from_json(&v).unwrap_err();
@@ -501,22 +557,26 @@ mod tests {
     fn the_task_contract_has_its_own_url_and_body() {
         let o = GuardOptions::from_json(&json!({"contract": "task"})).unwrap();
         assert_eq!(o.contract, Contract::Task);
+        let t = Contract::Task;
         assert_eq!(
-            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512"),
+            o.cancel_url_for("10a0bd9a-03c8-4737-9345-f4234ba86512", t),
             "/api/v1/task/10a0bd9a-03c8-4737-9345-f4234ba86512/cancel"
         );
         assert_eq!(
-            o.cancel_body(Some("tab-1")).as_deref(),
+            GuardOptions::cancel_body(t, Some("tab-1")).as_deref(),
             Some(r#"{"tab_id":"tab-1"}"#)
         );
-        assert_eq!(o.cancel_body(None).as_deref(), Some("{}"));
+        assert_eq!(GuardOptions::cancel_body(t, None).as_deref(), Some("{}"));
         let custom =
             GuardOptions::from_json(&json!({"contract": "task", "cancelUrl": "/x/{job_id}"}))
                 .unwrap();
         assert_eq!(custom.cancel_url, "/x/{job_id}");
         let default = GuardOptions::from_json(&json!({"contract": "async_event"})).unwrap();
         assert_eq!(default, GuardOptions::default());
-        assert_eq!(default.cancel_body(Some("t")), None);
+        assert_eq!(
+            GuardOptions::cancel_body(Contract::AsyncEvent, Some("t")),
+            None
+        );
         let tab = GuardOptions::from_json(&json!({"tabId": "tab_1"})).unwrap();
         assert_eq!(tab.tab_id.as_deref(), Some("tab_1"));
         for bad in [json!({"tabId": "a b"}), json!({"tabId": 3})] {
@@ -530,5 +590,73 @@ mod tests {
             assert_eq!(err.code(), "invalid_options");
             assert!(err.to_string().contains("contract"), "{err}");
         }
+    }
+
+    #[test]
+    fn each_record_is_cancelled_on_its_own_contracts_endpoint() {
+        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+        let (a, t) = (Contract::AsyncEvent, Contract::Task);
+        let default = GuardOptions::default();
+        assert_eq!(
+            default.cancel_url_for(id, t),
+            format!("/api/v1/task/{id}/cancel")
+        );
+        let task = GuardOptions::from_json(&json!({"contract": "task"})).unwrap();
+        assert_eq!(
+            task.cancel_url_for("job-1", a),
+            "/api/v1/async_event/job-1/cancel"
+        );
+        // `cancelUrl` is the guard's own contract's template.
+        let custom =
+            GuardOptions::from_json(&json!({"cancelUrl": "/s/async_event/{job_id}/cancel"}))
+                .unwrap();
+        assert_eq!(custom.cancel_url_for("j", a), "/s/async_event/j/cancel");
+        assert_eq!(
+            custom.cancel_url_for(id, t),
+            format!("/api/v1/task/{id}/cancel")
+        );
+    }
+
+    #[test]
+    fn the_status_url_stands_beside_the_task_cancel_url() {
+        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+        let status = |options: Value| {
+            GuardOptions::from_json(&options)
+                .unwrap()
+                .status_url_for(id)
+        };
+        assert_eq!(status(json!({})), format!("/api/v1/task/{id}/status"));
+        assert_eq!(
+            status(json!({"contract": "task"})),
+            format!("/api/v1/task/{id}/status")
+        );
+        assert_eq!(
+            status(
+                json!({"contract": "task", "cancelUrl": "/superset/api/v1/task/{job_id}/cancel"})
+            ),
+            format!("/superset/api/v1/task/{id}/status")
+        );
+        assert_eq!(
+            status(json!({"contract": "task", "cancelUrl": "/x?id={job_id}"})),
+            format!("/api/v1/task/{id}/status")
+        );
+        // An async_event guard's own cancelUrl says nothing of tasks.
+        assert_eq!(
+            status(json!({"cancelUrl": "/superset/{job_id}/cancel"})),
+            format!("/api/v1/task/{id}/status")
+        );
+    }
+
+    #[test]
+    fn the_timeout_is_read_in_milliseconds() {
+        assert_eq!(GuardOptions::default().timeout_ms, DEFAULT_TIMEOUT_MS);
+        assert_eq!(DEFAULT_TIMEOUT_MS, 10_000);
+        for ms in [1, 2500, MAX_TIMEOUT_MS] {
+            let o = GuardOptions::from_json(&json!({ "timeoutMs": ms })).unwrap();
+            assert_eq!(o.timeout_ms, ms);
+        }
+        assert!(TIMEOUT_RULE.contains(&format!(" {MAX_TIMEOUT_MS}")));
+        let latin1 = GuardOptions::from_json(&json!({"headers": {"X-A": "caf\u{e9} \u{ff}"}}));
+        assert_eq!(latin1.unwrap().headers[0].1, "caf\u{e9} \u{ff}");
     }
 }

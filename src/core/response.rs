@@ -18,16 +18,24 @@
 //! | 401 | `unauthenticated` | no |
 //! | 403 | `refused` (shared or system task, `force`) | never |
 //! | 404, JSON | `not_job_owner`: not visible to this user (or ended and gone) | never |
-//! | 422 | `already_finished` (`refused` when the task is not abortable) | never |
+//! | 422 | `refused`: not cancelled; the task has finished, or runs without an abort handler | never |
+//!
+//! A task's 422 says nothing certain on its own (Superset answers it both for a finished task
+//! and for a running one that cannot be aborted, and its text is no contract): the guard's own
+//! cancel then reads the task's status ([`after_status_read`]).
 //!
 //! Both: a 404 that is not JSON (Superset 6.1.0's HTML page for a route it does not have) is
-//! `unsupported`: this server cannot cancel; 408, 429, 500, 502, 503, 504 and network errors
-//! are `failed` and retried; anything else is `failed`, not retried.
+//! `unsupported`: this server cannot cancel. A 2xx that is not the endpoint's answer is no
+//! cancel: one `fetch` reached by following a redirect (Superset sends a signed-out request to
+//! its login page) is `unauthenticated`, one whose body is not JSON `failed`. 408, 429, 500,
+//! 502, 503, 504, network errors and requests that time out are `failed` and retried; anything
+//! else is `failed`, not retried.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
-use super::wire::Field;
+use super::model::JobStatus;
+use super::wire::AnyJson;
 
 /// The server contract the guard speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,55 +106,82 @@ pub enum Reply {
     /// Not read (the app classifies by status alone): a 404 counts as the server's own answer.
     #[default]
     Unread,
-    /// Not JSON: an HTML error page, so not the endpoint's own answer.
+    /// Not the endpoint's JSON: another content type (an HTML error page), a body that does not
+    /// parse, or one beyond the guard's limits ([`MAX_BODY_CHARS`], [`wire::MAX_DEPTH`]).
+    ///
+    /// [`wire::MAX_DEPTH`]: super::wire::MAX_DEPTH
     NotJson,
-    /// A JSON body, with its `action` and `message` when they are strings.
-    Json {
-        action: Option<String>,
-        message: Option<String>,
-    },
+    /// `fetch` followed a redirect: the answer is another page's (Superset's login page).
+    Redirected,
+    /// A JSON body, with its `action` when that is a string.
+    Json { action: Option<String> },
 }
 
+/// The longest answer body the guard reads (UTF-16 code units, as JS counts): a longer one is
+/// not the endpoint's answer.
+pub const MAX_BODY_CHARS: usize = 64 * 1024;
+
 impl Reply {
-    /// Reads a JSON body already parsed (a JS value or `serde_json::Value`); any JSON that is
-    /// not an object with string fields is a JSON reply without them.
+    /// Reads a JSON body already parsed (a JS value or `serde_json::Value`), at most
+    /// [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep like every JSON the guard reads:
+    /// deeper is [`Reply::NotJson`]. JSON that is not an object with a string `action` is a JSON
+    /// reply without one.
     pub fn from_json<'de, D: Deserializer<'de>>(value: D) -> Self {
-        #[derive(Default, Deserialize)]
-        #[serde(default)]
-        struct Wire {
-            action: Field<String>,
-            message: Field<String>,
-        }
-        let w = Wire::deserialize(value).unwrap_or_default();
-        Reply::Json {
-            action: w.action.valid(),
-            message: w.message.valid(),
+        match AnyJson::deserialize(value) {
+            Ok(AnyJson(value)) => Self::from_value(&value),
+            Err(_) => Reply::NotJson,
         }
     }
 
-    /// Reads a body from its text: JSON or not.
+    /// Reads a body from its text: JSON within the limits, or not.
     pub fn from_text(text: &str) -> Self {
-        match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) => Self::from_json(&value),
-            Err(_) => Reply::NotJson,
+        match json_within_limits(text) {
+            Some(value) => Self::from_value(&value),
+            None => Reply::NotJson,
+        }
+    }
+
+    fn from_value(value: &serde_json::Value) -> Self {
+        Reply::Json {
+            action: value
+                .get("action")
+                .and_then(|a| a.as_str())
+                .map(str::to_owned),
         }
     }
 
     fn action(&self) -> Option<&str> {
         match self {
-            Reply::Json { action, .. } => action.as_deref(),
+            Reply::Json { action } => action.as_deref(),
             _ => None,
         }
     }
 
-    fn message(&self) -> &str {
-        match self {
-            Reply::Json {
-                message: Some(m), ..
-            } => m,
-            _ => "",
-        }
+    /// The body is not the endpoint's own answer.
+    fn is_foreign(&self) -> bool {
+        matches!(self, Reply::NotJson | Reply::Redirected)
     }
+}
+
+/// A body's text as JSON, if it is JSON within the limits every body is read with: at most
+/// [`MAX_BODY_CHARS`] long and [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep.
+fn json_within_limits(text: &str) -> Option<serde_json::Value> {
+    if text.encode_utf16().count() > MAX_BODY_CHARS {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let AnyJson(value) = AnyJson::deserialize(&mut de).ok()?;
+    de.end().ok().map(|()| value)
+}
+
+/// The task's status in the body of `GET /api/v1/task/<uuid>/status` (`{ "status": … }`):
+/// `None` unless it is one of the task framework's statuses.
+pub fn read_status(text: &str) -> Option<JobStatus> {
+    json_within_limits(text)?
+        .get("status")?
+        .as_str()
+        .and_then(JobStatus::from_name)
+        .filter(|s| s.is_task_status())
 }
 
 /// The meaning of one answer: the outcome, a message to show a person, whether a later attempt
@@ -176,6 +211,16 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
     let what = if task { "task" } else { "job" };
     let mut action = None;
     let (outcome, message, retryable) = match status {
+        200..=299 if matches!(reply, Reply::Redirected) => (
+            Outcome::Unauthenticated,
+            format!("The server sent the cancel to another page (its sign-in page): sign in again to cancel {what}s"),
+            false,
+        ),
+        200..=299 if matches!(reply, Reply::NotJson) => (
+            Outcome::Failed,
+            format!("The server's answer (HTTP {status}) was not the cancel endpoint's: the {what} was not cancelled"),
+            false,
+        ),
         200..=299 if task => match reply.action() {
             Some(a @ ("unsubscribed" | "detached")) => {
                 action = Some(a.to_owned());
@@ -197,7 +242,7 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
             format!("Your session has expired: sign in again to cancel {what}s"),
             false,
         ),
-        404 if *reply == Reply::NotJson => (
+        404 if reply.is_foreign() => (
             Outcome::Unsupported,
             "Cancel is not available on this server (it has no cancel endpoint): the job runs until it ends"
                 .to_owned(),
@@ -224,16 +269,7 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
             "The job was not found or has already finished".to_owned(),
             false,
         ),
-        422 if task && reply.message().contains("not abortable") => (
-            Outcome::Refused,
-            "This task cannot be cancelled: the server says it is not abortable".to_owned(),
-            false,
-        ),
-        422 if task => (
-            Outcome::AlreadyFinished,
-            "The task has already finished".to_owned(),
-            false,
-        ),
+        422 if task => (Outcome::Refused, TASK_422_MESSAGE.to_owned(), false),
         s if is_transient(s) => (
             Outcome::Failed,
             format!(
@@ -255,11 +291,49 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
     }
 }
 
+const TASK_422_MESSAGE: &str = "The server did not cancel this task (HTTP 422): it has finished, or it is running and cannot be stopped";
+
+/// A task's 422, once its status was read back (`GET /api/v1/task/<uuid>/status`): a terminal
+/// status is `already_finished`; a running one a refusal (the task has no abort handler: it
+/// cannot be stopped); no status (no answer, or one the guard does not know) leaves the 422's
+/// own `refused`.
+pub fn after_status_read(status: Option<JobStatus>) -> Classification {
+    let (outcome, message) = match status {
+        Some(s) if s.is_terminal() => (
+            Outcome::AlreadyFinished,
+            format!("The task has already finished ({})", s.as_str()),
+        ),
+        Some(_) => (
+            Outcome::Refused,
+            "This task cannot be stopped: it is still running, and it cannot be aborted".to_owned(),
+        ),
+        None => (Outcome::Refused, TASK_422_MESSAGE.to_owned()),
+    };
+    Classification {
+        outcome,
+        message,
+        retryable: false,
+        action: None,
+    }
+}
+
 /// A request that never got an answer (offline, DNS, CORS, connection reset).
 pub fn network_failure() -> Classification {
     Classification {
         outcome: Outcome::Failed,
         message: "The cancel request could not reach the server; try again in a moment".to_owned(),
+        retryable: true,
+        action: None,
+    }
+}
+
+/// A request that got no answer within the per-attempt timeout (`timeoutMs`).
+pub fn timed_out(timeout_ms: u64) -> Classification {
+    Classification {
+        outcome: Outcome::Failed,
+        message: format!(
+            "The server did not answer the cancel within {timeout_ms} ms; try again in a moment"
+        ),
         retryable: true,
         action: None,
     }
@@ -316,10 +390,9 @@ mod tests {
         assert!(network_failure().retryable);
     }
 
-    fn json(action: Option<&str>, message: Option<&str>) -> Reply {
+    fn json(action: Option<&str>) -> Reply {
         Reply::Json {
             action: action.map(str::to_owned),
-            message: message.map(str::to_owned),
         }
     }
 
@@ -327,32 +400,32 @@ mod tests {
     fn the_task_contract_table() {
         let t = Contract::Task;
         let table = [
-            (200, json(Some("aborted"), None), Outcome::Cancelled, false),
-            (200, json(Some("unsubscribed"), None), Outcome::Left, false),
-            (200, json(Some("detached"), None), Outcome::Left, false),
+            (200, json(Some("aborted")), Outcome::Cancelled, false),
+            (200, json(Some("unsubscribed")), Outcome::Left, false),
+            (200, json(Some("detached")), Outcome::Left, false),
             (200, Reply::Unread, Outcome::Cancelled, false),
             (401, Reply::Unread, Outcome::Unauthenticated, false),
-            (403, json(None, Some("Forbidden")), Outcome::Refused, false),
-            (
-                404,
-                json(None, Some("Not found")),
-                Outcome::NotJobOwner,
-                false,
-            ),
+            (403, json(None), Outcome::Refused, false),
+            (404, json(None), Outcome::NotJobOwner, false),
             (404, Reply::Unread, Outcome::NotJobOwner, false),
             (404, Reply::NotJson, Outcome::Unsupported, false),
+            // Superset's two 422s (`superset/commands/tasks/cancel.py`, `superset/daos/tasks.py`):
+            // the text decides nothing; the task's status, read back, does.
             (
                 422,
-                json(None, Some("Task could not be aborted.")),
-                Outcome::AlreadyFinished,
-                false,
-            ),
-            (
-                422,
-                json(None, Some("Task is not abortable (no abort handler)")),
+                Reply::from_text(r#"{"message": "Task could not be aborted."}"#),
                 Outcome::Refused,
                 false,
             ),
+            (
+                422,
+                Reply::from_text(
+                    r#"{"message": "Task 10a0bd9a-03c8-4737-9345-f4234ba86512 is in progress but has not registered an abort handler (is_abortable is not true)"}"#,
+                ),
+                Outcome::Refused,
+                false,
+            ),
+            (422, Reply::NotJson, Outcome::Refused, false),
             (500, Reply::Unread, Outcome::Failed, true),
             (429, Reply::Unread, Outcome::Failed, true),
             (400, Reply::Unread, Outcome::Failed, false),
@@ -365,12 +438,141 @@ mod tests {
                 "{status} {reply:?}"
             );
         }
-        let left = classify(200, t, &json(Some("detached"), None));
+        let left = classify(200, t, &json(Some("detached")));
         assert_eq!(left.action.as_deref(), Some("detached"));
-        let owner = classify(404, t, &json(None, None));
+        let owner = classify(404, t, &json(None));
         assert!(owner.message.starts_with("Not job owner"));
         assert!(owner.message.contains("ended"));
         assert!(classify(401, t, &Reply::Unread).message.contains("tasks"));
+        // The two ways of leaving say which they are.
+        let unsubscribed = classify(200, t, &json(Some("unsubscribed")));
+        assert!(left.message.contains("other tabs"), "{}", left.message);
+        assert!(
+            unsubscribed.message.contains("other users"),
+            "{}",
+            unsubscribed.message
+        );
+    }
+
+    #[test]
+    fn the_async_event_contract_never_takes_the_tasks_rows() {
+        let a = Contract::AsyncEvent;
+        // A 2xx is cancelled whatever `action` it carries; a 422 is a plain failure.
+        let c = classify(200, a, &json(Some("detached")));
+        assert_eq!((c.outcome, c.action), (Outcome::Cancelled, None));
+        assert_eq!(c.message, "Job cancelled");
+        let c = classify(422, a, &json(None));
+        assert_eq!((c.outcome, c.retryable), (Outcome::Failed, false));
+        assert!(c.message.contains("422"));
+        assert_eq!(classify(403, a, &json(None)).outcome, Outcome::NotJobOwner);
+    }
+
+    #[test]
+    fn a_2xx_that_is_not_the_endpoints_answer_is_no_cancel() {
+        for contract in [Contract::AsyncEvent, Contract::Task] {
+            let c = classify(200, contract, &Reply::Redirected);
+            assert_eq!((c.outcome, c.retryable), (Outcome::Unauthenticated, false));
+            assert!(c.message.contains("sign in"));
+            let c = classify(200, contract, &Reply::from_text("<!DOCTYPE html><form>"));
+            assert_eq!((c.outcome, c.retryable), (Outcome::Failed, false));
+            assert!(c.message.contains("200"));
+            // No body to read (a 204, a test double's bare status) is the endpoint's answer.
+            assert_eq!(
+                classify(204, contract, &Reply::Unread).outcome,
+                Outcome::Cancelled
+            );
+            // A redirect that ends on an error page is no endpoint's answer either.
+            assert_eq!(
+                classify(404, contract, &Reply::Redirected).outcome,
+                Outcome::Unsupported
+            );
+        }
+    }
+
+    #[test]
+    fn a_tasks_422_is_decided_by_its_status_read_back() {
+        for terminal in [
+            JobStatus::Success,
+            JobStatus::Failure,
+            JobStatus::Aborted,
+            JobStatus::TimedOut,
+        ] {
+            let c = after_status_read(Some(terminal));
+            assert_eq!((c.outcome, c.retryable), (Outcome::AlreadyFinished, false));
+            assert!(c.message.contains(terminal.as_str()));
+        }
+        for running in [
+            JobStatus::Pending,
+            JobStatus::InProgress,
+            JobStatus::Aborting,
+        ] {
+            let c = after_status_read(Some(running));
+            assert_eq!((c.outcome, c.retryable), (Outcome::Refused, false));
+            assert!(c.message.contains("cannot be stopped"), "{}", c.message);
+        }
+        let c = after_status_read(None);
+        assert_eq!((c.outcome, c.retryable), (Outcome::Refused, false));
+        assert_eq!(
+            c.message,
+            classify(422, Contract::Task, &Reply::Unread).message
+        );
+    }
+
+    #[test]
+    fn a_status_answer_names_a_task_status_or_nothing() {
+        assert_eq!(
+            read_status(r#"{"status": "in_progress"}"#),
+            Some(JobStatus::InProgress)
+        );
+        assert_eq!(
+            read_status(r#"{"status": "success", "x": [1]}"#),
+            Some(JobStatus::Success)
+        );
+        for nothing in [
+            r#"{"status": "paused"}"#,
+            r#"{"status": "done"}"#,
+            r#"{"status": 3}"#,
+            r#"{"result": {"status": "success"}}"#,
+            "<html>",
+            "",
+        ] {
+            assert_eq!(read_status(nothing), None, "{nothing}");
+        }
+        let deep = format!(
+            r#"{{"status": "success", "x": {}{}}}"#,
+            "[".repeat(65),
+            "]".repeat(65)
+        );
+        assert_eq!(read_status(&deep), None);
+    }
+
+    #[test]
+    fn bodies_beyond_the_limits_are_not_the_endpoints_json() {
+        let deep = format!("{}{}", "[".repeat(6000), "]".repeat(6000));
+        assert_eq!(Reply::from_text(&deep), Reply::NotJson);
+        let deep_message = format!(
+            r#"{{"action": "aborted", "message": {}1{}}}"#,
+            "[".repeat(6000),
+            "]".repeat(6000)
+        );
+        assert_eq!(Reply::from_text(&deep_message), Reply::NotJson);
+        // 64 levels are read; 65 are not.
+        let at = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(Reply::from_text(&at(64)), json(None));
+        assert_eq!(Reply::from_text(&at(65)), Reply::NotJson);
+        let long = format!(
+            r#"{{"action": "aborted", "pad": "{}"}}"#,
+            "x".repeat(MAX_BODY_CHARS)
+        );
+        assert_eq!(Reply::from_text(&long), Reply::NotJson);
+        assert_eq!(
+            Reply::from_text(r#"{"action": "detached"} trailing"#),
+            Reply::NotJson
+        );
+        assert_eq!(
+            Reply::from_text(r#"{"action": "detached", "task": {"uuid": "x"}}"#),
+            json(Some("detached"))
+        );
     }
 
     #[test]
@@ -390,8 +592,8 @@ mod tests {
             Outcome::NotFound
         );
         // JSON that is not an object is still the server's JSON.
-        assert_eq!(Reply::from_text("[1]"), json(None, None));
-        assert_eq!(Reply::from_text(r#"{"action": 5}"#), json(None, None));
+        assert_eq!(Reply::from_text("[1]"), json(None));
+        assert_eq!(Reply::from_text(r#"{"action": 5}"#), json(None));
     }
 
     #[test]
@@ -399,7 +601,8 @@ mod tests {
         let replies = [
             Reply::Unread,
             Reply::NotJson,
-            json(Some("detached"), Some("Task is not abortable")),
+            Reply::Redirected,
+            json(Some("detached")),
         ];
         for contract in [Contract::AsyncEvent, Contract::Task] {
             for reply in &replies {

@@ -32,4 +32,7 @@ pub struct StoreStats {
     pub removed: Removed,
     /// Writes the storage refused that were kept in this tab's memory instead.
     pub kept_in_memory: u32,
+    /// Updates skipped because their status is one this guard does not know (a status a later
+    /// Superset adds): events, task status messages, `status_changes` entries.
+    pub unknown_statuses: u32,
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{canonical_uuid, is_tab_id, quote};
-use super::model::JobStatus;
+use super::model::{JobStatus, StatusName};
 use super::wire::{self, AnyJson, Field};
 
 /// Most task ids one `202` body may name (a chart has one per query object).
@@ -121,27 +121,31 @@ impl Submission {
     }
 }
 
-/// One task's new status.
+/// One task's new status: `None` for a status this guard does not know (one a later Superset
+/// adds), an update to skip.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusChange {
     pub task_id: String,
-    pub status: JobStatus,
+    pub status: Option<JobStatus>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct StatusWire {
     task_id: Field<String>,
-    status: Field<JobStatus>,
+    status: Field<StatusName>,
 }
 
-fn task_status(field: Field<JobStatus>, task: &str) -> Result<JobStatus, GuardError> {
-    field.valid().filter(|s| s.is_task_status()).ok_or_else(|| {
-        invalid(format!(
-            "the status of task {} must be one of {TASK_STATUSES}",
+/// A task's status: a string is one (a name that is not one of the framework's seven is
+/// unknown: `None`); anything else breaks the rule.
+fn task_status(field: Field<StatusName>, task: &str) -> Result<Option<JobStatus>, GuardError> {
+    match field {
+        Field::Valid(StatusName(status)) => Ok(status.filter(|s| s.is_task_status())),
+        Field::Missing | Field::Invalid => Err(invalid(format!(
+            "the status of task {} must be a string, one of {TASK_STATUSES}",
             quote(task)
-        ))
-    })
+        ))),
+    }
 }
 
 impl StatusChange {
@@ -154,8 +158,9 @@ impl StatusChange {
     }
 
     /// Reads a `status_changes` answer, `{ statuses: { <uuid>: { status, progress } }, cursor }`,
-    /// whole: one malformed entry refuses it all. (`statuses` is read as the guard reads any
-    /// JSON from outside: at most 64 levels deep.)
+    /// whole: one malformed entry (not a uuid, a status that is not a string) refuses it all;
+    /// an entry with a status this guard does not know is kept, as `None`, to be skipped.
+    /// (`statuses` is read as the guard reads any JSON from outside: at most 64 levels deep.)
     pub fn read_all<'de, D: Deserializer<'de>>(value: D) -> Result<Vec<Self>, GuardError> {
         #[derive(Default, Deserialize)]
         #[serde(default)]
@@ -176,9 +181,8 @@ impl StatusChange {
                 let task_id = task_id(Some(&id), "statuses")?;
                 let status = match entry.get("status").map(Value::as_str) {
                     None => Field::Missing,
-                    Some(name) => name
-                        .and_then(JobStatus::from_name)
-                        .map_or(Field::Invalid, Field::Valid),
+                    Some(None) => Field::Invalid,
+                    Some(Some(name)) => Field::Valid(StatusName(JobStatus::from_name(name))),
                 };
                 let status = task_status(status, &task_id)?;
                 Ok(Self { task_id, status })
@@ -258,7 +262,7 @@ mod tests {
     fn reads_status_messages_and_polling_answers() {
         let one =
             StatusChange::read(json!({"task_id": A, "status": "in_progress", "x": 1})).unwrap();
-        assert_eq!(one.status, JobStatus::InProgress);
+        assert_eq!(one.status, Some(JobStatus::InProgress));
         let all = StatusChange::read_all(json!({
             "statuses": {A: {"status": "success", "progress": 1.0}, B: {"status": "aborting"}},
             "cursor": "2026-09-01T10:00:01"
@@ -267,23 +271,39 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert!(all.contains(&StatusChange {
             task_id: B.into(),
-            status: JobStatus::Aborting
+            status: Some(JobStatus::Aborting)
         }));
         assert!(
             StatusChange::read_all(json!({"statuses": {}, "cursor": "c"}))
                 .unwrap()
                 .is_empty()
         );
+        // Statuses the framework does not have (a later Superset's, or the async_event
+        // contract's) are unknown: kept as `None`, to be skipped.
+        for unknown in ["paused", "done", "running", ""] {
+            let one = StatusChange::read(json!({"task_id": A, "status": unknown})).unwrap();
+            assert_eq!(one.status, None);
+            let all = StatusChange::read_all(json!({
+                "statuses": {A: {"status": unknown}, B: {"status": "success"}}
+            }))
+            .unwrap();
+            assert_eq!(all.len(), 2);
+            assert!(all.contains(&StatusChange {
+                task_id: A.into(),
+                status: None
+            }));
+        }
         for bad in [
-            json!({"task_id": A, "status": "done"}),
-            json!({"task_id": A, "status": "running"}),
+            json!({"task_id": A, "status": 3}),
+            json!({"task_id": A}),
             json!({"task_id": "x", "status": "success"}),
             json!({"status": "success"}),
         ] {
             assert_eq!(StatusChange::read(&bad).unwrap_err().code(), "invalid_job");
         }
         for bad in [
-            json!({"statuses": {A: {"status": "done"}}}),
+            json!({"statuses": {A: {"status": null}}}),
+            json!({"statuses": {A: {"progress": 1}}}),
             json!({"statuses": {"nope": {"status": "success"}}}),
             json!({"statuses": [A]}),
             json!({"cursor": "c"}),

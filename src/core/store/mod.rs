@@ -14,8 +14,8 @@ use super::cancel::{decide, CancelCheck, CancelRefusal};
 use super::clock::Clock;
 use super::error::GuardError;
 use super::fallback::{is_quota, FallbackStorage, StorageStatus};
-use super::ids::is_valid_id;
-use super::model::{json_len, JobMetadata, JobRecord};
+use super::ids::{canonical_uuid, is_valid_id};
+use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
 use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
@@ -30,6 +30,17 @@ mod tests;
 
 use keys::Keys;
 pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
+
+/// What a sign-in did.
+#[derive(Debug, PartialEq)]
+pub struct SignIn {
+    /// Records removed.
+    pub purged: usize,
+    /// The session stored before.
+    pub previous: Option<Session>,
+    /// Whether the stored session changed (another identity, or the same with a new channel).
+    pub changed: bool,
+}
 
 /// Job records owned by sessions, over any [`KeyValue`] storage and [`Clock`].
 pub struct JobStore<S, C> {
@@ -124,11 +135,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// purges every record first; the same user keeps the records it still owns, and a new
     /// channel drops the records of the old one. Returns how many records were removed.
     pub fn login(&mut self, session: Session) -> Result<usize, GuardError> {
-        self.sign_in(session).map(|(purged, _)| purged)
+        self.sign_in(session).map(|s| s.purged)
     }
 
-    /// [`login`](Self::login), also giving the session that was stored before (read once).
-    pub fn sign_in(&mut self, session: Session) -> Result<(usize, Option<Session>), GuardError> {
+    /// [`login`](Self::login), also giving the session that was stored before (read once) and
+    /// whether the stored session changed.
+    pub fn sign_in(&mut self, session: Session) -> Result<SignIn, GuardError> {
         let previous = self.session();
         let (session, purged) = match previous.clone() {
             Some(current) if current.same_identity(&session) => {
@@ -140,7 +152,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 if merged == current {
                     // A page load signing the same session in again: nothing to purge or
                     // write (records of anyone else are never returned and go when read).
-                    return Ok((0, previous));
+                    return Ok(SignIn {
+                        purged: 0,
+                        previous,
+                        changed: false,
+                    });
                 }
                 let purged = self.purge_except(Some(&merged));
                 (merged, purged)
@@ -151,19 +167,25 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             }
         };
         self.write_session(&session)?;
-        Ok((purged, previous))
+        Ok(SignIn {
+            purged,
+            previous,
+            changed: true,
+        })
     }
 
     /// Removes every key of the namespace (all schema versions) and Superset's
-    /// `last_async_event_id`. Returns how many job records were removed; a second logout
-    /// removes nothing. Never fails: what the storage refuses to remove reads as absent here.
-    pub fn logout(&mut self) -> usize {
+    /// `last_async_event_id`. Returns how many job records were removed, and whether it removed
+    /// anything at all (a logout with nothing to remove changes nothing: a second logout).
+    /// Never fails: what the storage refuses to remove reads as absent here.
+    pub fn sign_out(&mut self) -> (usize, bool) {
         // Removals refused before (already counted then): try them again.
         for key in self.storage.tombstones() {
             self.storage.remove(&key);
         }
         self.tabs = Default::default();
         let mut purged = 0;
+        let mut removed = false;
         for key in self.storage.keys() {
             if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
                 continue;
@@ -172,8 +194,14 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 purged += 1;
             }
             self.storage.remove(&key);
+            removed = true;
         }
-        purged
+        (purged, removed)
+    }
+
+    /// [`sign_out`](Self::sign_out): how many job records it removed.
+    pub fn logout(&mut self) -> usize {
+        self.sign_out().0
     }
 
     /// Records the metadata of a job the session created. Refuses metadata of another user. A
@@ -245,13 +273,37 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         Ok(Some(record))
     }
 
-    /// The session's record of `job_id`, if it has one.
+    /// Counts an update skipped for a status this guard does not know.
+    pub fn skipped_unknown_status(&mut self) {
+        self.stats.unknown_statuses = self.stats.unknown_statuses.saturating_add(1);
+    }
+
+    /// The id a record of `id` is stored under: `id` itself, or for a task uuid spelt another
+    /// way (the upper case of a `202` body) its canonical lowercase form, as `recordTasks`
+    /// stores it. An exact record wins (an async_event job id is stored as given).
+    pub fn record_id(&self, id: &str) -> String {
+        match canonical_uuid(id) {
+            Some(canonical)
+                if canonical != id
+                    && !matches!(
+                        self.storage.get::<JobRecord>(&self.keys.job(id)),
+                        Ok(Some(_))
+                    ) =>
+            {
+                canonical
+            }
+            _ => id.to_owned(),
+        }
+    }
+
+    /// The session's record of `job_id` (a task's uuid in any case), if it has one.
     pub fn job(&mut self, job_id: &str) -> Option<JobRecord> {
         if !is_valid_id(job_id) {
             return None; // never stored: nothing to read
         }
         let session = self.session()?;
-        self.load_owned(job_id, &session)
+        let id = self.record_id(job_id);
+        self.load_owned(&id, &session)
     }
 
     /// The session's records, oldest first (ties by job id).
@@ -267,9 +319,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         records
     }
 
-    /// May the session cancel `job_id`? Decided from storage alone; nothing is sent. A record
-    /// of another owner answers `not_job_owner`, then is removed.
+    /// May the session cancel `job_id` (a task's uuid in any case)? Decided from storage
+    /// alone; nothing is sent. A record of another owner answers `not_job_owner`, then is
+    /// removed.
     pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
+        let id = self.record_id(job_id);
+        let job_id = id.as_str();
         let session = self.session();
         let record = match &session {
             Some(_) if is_valid_id(job_id) && !self.tabs.has_left(job_id) => self.load(job_id).ok(),
@@ -283,11 +338,19 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
-    /// marks it cancelled (a task `aborted`); `not_job_owner` (the server says it is not ours),
-    /// `not_found` and `already_finished` remove it; `left` takes this tab off the task (the
-    /// record goes when no tab of this browser watches it any more). Other outcomes, such as
-    /// `unsupported`, change nothing: the job runs on and its events still apply.
-    pub fn settle_cancel(&mut self, job_id: &str, outcome: Outcome, action: Option<&str>) {
+    /// marks it cancelled (a task `aborted`); `not_job_owner` (the server says it is not ours)
+    /// and `not_found` remove it; `left` takes this tab off the task (the record goes when no
+    /// tab of this browser watches it any more). A task's `status`, read back after a 422, is
+    /// the record's new status (`already_finished`, or `refused` for a task that runs on and
+    /// cannot be aborted); `already_finished` without one removes the record. Other outcomes,
+    /// such as `unsupported`, change nothing: the job runs on and its events still apply.
+    pub fn settle_cancel(
+        &mut self,
+        job_id: &str,
+        outcome: Outcome,
+        action: Option<&str>,
+        status: Option<JobStatus>,
+    ) {
         let Some(session) = self.session() else {
             return;
         };
@@ -295,6 +358,14 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return;
         };
         let key = self.keys.job(job_id);
+        if let Some(status) = status.filter(|s| s.is_task_status()) {
+            if record.is_task() && !record.status.is_terminal() && record.status != status {
+                record.status = status;
+                record.updated_at = self.clock.now_ms();
+                self.put(&key, &record, Some(&session));
+            }
+            return;
+        }
         match outcome {
             Outcome::Cancelled if !record.status.is_terminal() => {
                 record.status = record.cancelled_status();

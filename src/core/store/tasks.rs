@@ -99,20 +99,24 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// Applies status changes (from the websocket or `status_changes`) to the session's task
     /// records; returns the records that changed. Other tasks are ignored; a finished task
-    /// keeps its final status.
+    /// keeps its final status; a status this guard does not know is skipped and counted.
     pub fn apply_task_statuses(&mut self, changes: Vec<StatusChange>) -> Vec<JobRecord> {
         let Some(session) = self.session() else {
             return Vec::new();
         };
         let mut changed = Vec::new();
         for change in changes {
+            let Some(status) = change.status else {
+                self.skipped_unknown_status();
+                continue;
+            };
             let Some(mut record) = self.load_owned(&change.task_id, &session) else {
                 continue;
             };
-            if !record.is_task() || record.status.is_terminal() || record.status == change.status {
+            if !record.is_task() || record.status.is_terminal() || record.status == status {
                 continue;
             }
-            record.status = change.status;
+            record.status = status;
             record.updated_at = self.clock.now_ms();
             let key = self.keys.job(&record.job_id);
             self.put(&key, &record, Some(&session));
@@ -124,6 +128,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with, or
     /// else the app's `tabId` option when the record lists it (a reloaded tab).
     pub fn cancel_tab(&mut self, task_id: &str) -> Option<String> {
+        let task_id = &self.record_id(task_id);
         if let Some(own) = self.tabs.own_tab(task_id) {
             return Some(own.clone());
         }

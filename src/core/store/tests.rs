@@ -175,10 +175,10 @@ fn login_as_another_user_without_logout_purges_everything() {
         .unwrap();
     s.record_job(meta("a2", json!("1"), "chan-a", "done"))
         .unwrap();
-    let (purged, before) = s.sign_in(login(json!("2"), None)).unwrap();
-    assert_eq!(purged, 2);
+    let signed = s.sign_in(login(json!("2"), None)).unwrap();
+    assert_eq!((signed.purged, signed.changed), (2, true));
     assert_eq!(
-        before,
+        signed.previous,
         Some(login(json!("1"), Some("chan-a"))),
         "the session before"
     );
@@ -643,12 +643,12 @@ fn settling_a_cancel_updates_or_removes_the_record() {
     s.apply_event(meta("done", json!("1"), "c", "done"))
         .unwrap();
     clock.advance(5);
-    s.settle_cancel("ok", Outcome::Cancelled, None);
-    s.settle_cancel("forbidden", Outcome::NotJobOwner, None);
-    s.settle_cancel("gone", Outcome::NotFound, None);
-    s.settle_cancel("busy", Outcome::Failed, None);
-    s.settle_cancel("done", Outcome::Cancelled, None);
-    s.settle_cancel("never-recorded", Outcome::Cancelled, None);
+    s.settle_cancel("ok", Outcome::Cancelled, None, None);
+    s.settle_cancel("forbidden", Outcome::NotJobOwner, None, None);
+    s.settle_cancel("gone", Outcome::NotFound, None, None);
+    s.settle_cancel("busy", Outcome::Failed, None, None);
+    s.settle_cancel("done", Outcome::Cancelled, None, None);
+    s.settle_cancel("never-recorded", Outcome::Cancelled, None, None);
     let ok = s.job("ok").unwrap();
     assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
     assert_eq!(s.job("forbidden"), None);
@@ -1000,7 +1000,7 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
     let mut b_reloaded = tab_with(&shared, &clock, options);
     assert_eq!(b_reloaded.cancel_tab(TA).as_deref(), Some("tb"));
     // Tab a detaches: it no longer sees the task; b still does and may cancel it.
-    a.settle_cancel(TA, Outcome::Left, Some("detached"));
+    a.settle_cancel(TA, Outcome::Left, Some("detached"), None);
     assert!(a.job(TA).is_none());
     assert!(a.jobs().is_empty());
     assert_eq!(
@@ -1010,14 +1010,14 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
     assert_eq!(b.job(TA).unwrap().tab_ids, ["tb"]);
     assert!(b.check_cancel(TA).is_allowed());
     // b detaches too: the last tab, so the record goes.
-    b.settle_cancel(TA, Outcome::Left, Some("detached"));
+    b.settle_cancel(TA, Outcome::Left, Some("detached"), None);
     assert_eq!(shared.value(&job_key(TA)), None);
     // Recording it again in a makes it a's again.
     a.record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "ta"})))
         .unwrap();
     assert!(a.check_cancel(TA).is_allowed());
     // Unsubscribed: the user left the task; the record goes for every tab.
-    a.settle_cancel(TA, Outcome::Left, Some("unsubscribed"));
+    a.settle_cancel(TA, Outcome::Left, Some("unsubscribed"), None);
     assert_eq!(shared.value(&job_key(TA)), None);
 }
 
@@ -1029,15 +1029,15 @@ fn task_cancel_answers_settle_the_record() {
     s.record_tasks(tasks(json!({"task_ids": [TA, TB]})))
         .unwrap();
     clock.advance(5);
-    s.settle_cancel(TA, Outcome::Cancelled, Some("aborted"));
+    s.settle_cancel(TA, Outcome::Cancelled, Some("aborted"), None);
     assert_eq!(s.job(TA).unwrap().status, JobStatus::Aborted);
-    s.settle_cancel(TB, Outcome::Unsupported, None);
+    s.settle_cancel(TB, Outcome::Unsupported, None, None);
     assert_eq!(s.job(TB).unwrap().status, JobStatus::Pending, "kept");
-    s.settle_cancel(TB, Outcome::AlreadyFinished, None);
+    s.settle_cancel(TB, Outcome::AlreadyFinished, None, None);
     assert!(s.job(TB).is_none());
     // An async_event job answered `unsupported` (6.1.0) stays, and its events still apply.
     s.record_job(meta("j", json!("1"), "c", "pending")).unwrap();
-    s.settle_cancel("j", Outcome::Unsupported, None);
+    s.settle_cancel("j", Outcome::Unsupported, None, None);
     assert!(s
         .apply_event(meta("j", json!("1"), "c", "done"))
         .unwrap()
@@ -1095,4 +1095,154 @@ fn job_events_and_job_metadata_never_turn_a_task_into_a_job() {
     let job = s.record_job(meta(TA, json!("1"), "c", "running")).unwrap();
     assert!(!job.is_task());
     assert_eq!(job.status, JobStatus::Running);
+}
+
+#[test]
+fn updates_with_a_status_this_guard_does_not_know_are_skipped_and_counted() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA, TB]})))
+        .unwrap();
+    let changes = crate::core::task::StatusChange::read_all(json!({
+        "statuses": {TA: {"status": "paused"}, TB: {"status": "in_progress"}}
+    }))
+    .unwrap();
+    let changed = s.apply_task_statuses(changes);
+    assert_eq!(changed.len(), 1, "the known entry applies");
+    assert_eq!(s.job(TB).unwrap().status, JobStatus::InProgress);
+    assert_eq!(s.job(TA).unwrap().status, JobStatus::Pending);
+    assert_eq!(s.stats().unknown_statuses, 1);
+    assert!(s.apply_task_statuses(vec![status(TA, "queued")]).is_empty());
+    assert_eq!(s.stats().unknown_statuses, 2);
+    // An event: read as nothing to apply, the rest of it still checked.
+    let event = |status: &str| {
+        JobMetadata::read_event(json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+            "status": status, "errors": [], "result_url": null}))
+    };
+    assert_eq!(event("paused").unwrap(), None);
+    assert_eq!(event("in_progress").unwrap(), None);
+    assert_eq!(event("done").unwrap().unwrap().status, JobStatus::Done);
+    assert_eq!(
+        JobMetadata::read_event(json!({"job_id": "j", "status": "paused"}))
+            .unwrap_err()
+            .code(),
+        "invalid_job"
+    );
+    assert!(
+        JobMetadata::read_event(json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+            "status": 5}))
+        .is_err()
+    );
+    // Job metadata (a create call's answer) with an unknown status is still refused.
+    assert!(
+        JobMetadata::read(json!({"channel_id": "c", "job_id": "j", "user_id": "1",
+            "status": "paused"}))
+        .is_err()
+    );
+}
+
+#[test]
+fn a_tasks_uuid_finds_its_record_in_any_case() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    let upper = TA.to_uppercase();
+    s.record_tasks(tasks(json!({"task_ids": [upper], "tab_id": "t1"})))
+        .unwrap();
+    assert_eq!(s.job(&upper).unwrap().job_id, TA);
+    assert!(s.check_cancel(&upper).is_allowed());
+    assert_eq!(s.cancel_tab(&upper).as_deref(), Some("t1"));
+    assert_eq!(s.record_id(&upper), TA);
+    // An async_event job whose id is an upper-case uuid keeps its own spelling.
+    let job = "AAAAAAAA-03C8-4737-9345-F4234BA86512";
+    s.record_job(meta(job, json!("1"), "c", "running")).unwrap();
+    assert_eq!(s.record_id(job), job);
+    assert_eq!(s.job(job).unwrap().job_id, job);
+    assert_eq!(s.job(&job.to_lowercase()), None);
+    assert_eq!(s.record_id("job-1"), "job-1");
+}
+
+#[test]
+fn a_tasks_status_read_back_after_a_422_is_its_records_status() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA, TB]})))
+        .unwrap();
+    clock.advance(7);
+    // Still running without an abort handler: kept, with the status the server gave.
+    s.settle_cancel(TA, Outcome::Refused, None, Some(JobStatus::InProgress));
+    let ta = s.job(TA).unwrap();
+    assert_eq!((ta.status, ta.updated_at), (JobStatus::InProgress, T0 + 7));
+    assert!(s.check_cancel(TA).is_allowed());
+    // Finished: kept, finished.
+    s.settle_cancel(TB, Outcome::AlreadyFinished, None, Some(JobStatus::Success));
+    assert_eq!(s.job(TB).unwrap().status, JobStatus::Success);
+    assert_eq!(
+        s.check_cancel(TB).refusal(),
+        Some(CancelRefusal::AlreadyFinished)
+    );
+    // A terminal record never moves; no status read back changes nothing.
+    s.settle_cancel(TB, Outcome::Refused, None, Some(JobStatus::InProgress));
+    assert_eq!(s.job(TB).unwrap().status, JobStatus::Success);
+    s.settle_cancel(TA, Outcome::Refused, None, None);
+    assert_eq!(s.job(TA).unwrap().status, JobStatus::InProgress);
+}
+
+#[test]
+fn a_sign_in_says_whether_the_session_changed() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert!(s.sign_in(login(json!(1), None)).unwrap().changed);
+    let again = s.sign_in(login(json!(1), None)).unwrap();
+    assert_eq!((again.purged, again.changed), (0, false));
+    // Only the channel: the same user, a changed session.
+    let channel = s.sign_in(login(json!(1), Some("c2"))).unwrap();
+    assert_eq!((channel.purged, channel.changed), (0, true));
+    assert_eq!(channel.previous, Some(login(json!(1), None)));
+}
+
+#[test]
+fn a_logout_says_whether_it_removed_anything() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    assert_eq!(s.sign_out(), (0, false), "nothing to remove");
+    s.login(login(json!(1), None)).unwrap();
+    assert_eq!(s.sign_out(), (0, true), "the session marker");
+    assert_eq!(s.sign_out(), (0, false));
+    s.login(login(json!(1), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    assert_eq!(s.sign_out(), (1, true));
+}
+
+#[test]
+fn another_tabs_keys_are_told_apart() {
+    let (shared, clock) = setup();
+    let s = tab(&shared, &clock);
+    assert!(s.is_session_key(SESSION_KEY));
+    assert!(!s.is_session_key(&job_key("j")));
+    assert!(!s.is_session_key("other:v1:session"));
+    assert!(s.owns_key(&job_key("j")));
+    assert!(!s.owns_key("other:v1:session"));
+}
+
+#[test]
+fn forgetting_memory_drops_what_this_tab_alone_kept() {
+    let (shared, clock) = setup();
+    let mut a = tab(&shared, &clock);
+    let mut b = tab(&shared, &clock);
+    a.login(login(json!(1), None)).unwrap();
+    a.record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "ta"})))
+        .unwrap();
+    b.record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "tb"})))
+        .unwrap();
+    a.settle_cancel(TA, Outcome::Left, Some("detached"), None);
+    assert!(a.job(TA).is_none(), "a left the task");
+    assert_eq!(b.cancel_tab(TA).as_deref(), Some("tb"));
+    // Another tab signed out or switched user: a's own memory of tasks goes.
+    a.forget_memory();
+    b.forget_memory();
+    assert!(a.job(TA).is_some(), "what a left is forgotten too");
+    assert_eq!(b.cancel_tab(TA), None, "b's own tab id is forgotten");
 }
