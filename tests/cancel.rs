@@ -13,10 +13,13 @@ wasm_bindgen_test_configure!(run_in_browser);
 mod support;
 use support::*;
 
-/// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, html?}`
-/// (`json` is sent as an `application/json` body, `html` as a `text/html` one), `"network"`
-/// (rejects like a failed fetch), `"throw"` (throws synchronously) or `"hang"` (never answers
-/// until its signal aborts). It records every request in `calls`.
+/// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, raw?,
+/// html?, redirected?, stuckBody?}` (`json` is sent as an `application/json` body, `raw` is
+/// such a body's text as given, `html` a `text/html` one; `redirected` marks the answer as
+/// reached by following a redirect; `stuckBody` makes its `text()` and `json()` never settle),
+/// `"network"` (rejects like a failed fetch), `"throw"` (throws synchronously), `"hang"` (never
+/// answers until its signal aborts) or `"ignore"` (never answers, whatever its signal says). It
+/// records every request in `calls`.
 struct MockFetch {
     fetch: js_sys::Function,
     calls: js_sys::Array,
@@ -32,16 +35,23 @@ return function fetch(url, init) {
   if (step === "network") return Promise.reject(new TypeError("Failed to fetch"));
   if (step === "hang") return new Promise((_, reject) => init.signal.addEventListener("abort",
       () => reject(new DOMException("The operation was aborted.", "AbortError"))));
+  if (step === "ignore") return new Promise(() => {});
   const headers = step.retryAfter ? { "Retry-After": step.retryAfter } : {};
   let body = null;
-  if (step.json !== undefined) {
+  if (step.json !== undefined || step.raw !== undefined) {
     headers["Content-Type"] = "application/json";
-    body = JSON.stringify(step.json);
+    body = step.raw !== undefined ? step.raw : JSON.stringify(step.json);
   } else if (step.html !== undefined) {
     headers["Content-Type"] = "text/html; charset=utf-8";
     body = step.html;
   }
   const response = new Response(body, { status: step.status, headers });
+  if (step.redirected) Object.defineProperty(response, "redirected", { value: true });
+  if (step.stuckBody) {
+    for (const read of ["text", "json"]) {
+      Object.defineProperty(response, read, { value: () => new Promise(() => {}) });
+    }
+  }
   // "lateMs": the answer comes after that long, whatever the signal says meanwhile.
   if (step.lateMs) return new Promise((resolve) => setTimeout(() => resolve(response), step.lateMs));
   return Promise.resolve(response);
@@ -353,8 +363,9 @@ async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
 }
 
 #[wasm_bindgen_test]
-async fn an_answer_that_arrives_after_an_abort_stands_but_starts_no_wait() {
-    // A final answer stands: the server did act on the request.
+async fn an_abort_ends_the_wait_even_when_the_fetch_ignores_its_signal() {
+    // The app's fetch answers late whatever the signal says: the abort ends the cancel at once,
+    // and the late answer changes nothing.
     let mock = MockFetch::new(json!([{ "status": 403, "lateMs": 40 }]));
     let g = guard("c-late", &mock, json!({}));
     let controller = web_sys::AbortController::new().unwrap();
@@ -362,10 +373,18 @@ async fn an_answer_that_arrives_after_an_abort_stands_but_starts_no_wait() {
     sleep(10).await;
     controller.abort();
     let out = rust(&JsFuture::from(pending).await.unwrap());
-    assert_eq!(out["outcome"], "not_job_owner");
-    assert_eq!(g.job("job-1".into()).unwrap(), JsValue::NULL);
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("aborted"), json!(1))
+    );
+    sleep(50).await;
+    assert_eq!(
+        status_of(&g, "job-1"),
+        "running",
+        "the late answer changed nothing"
+    );
 
-    // A retryable one ends the cancel as aborted at once, not after the wait it asks for.
+    // Nor does a retryable one start the wait it asks for.
     let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600", "lateMs": 40 }]));
     let g = guard(
         "c-late",
@@ -703,10 +722,12 @@ async fn task_answers_end_as_the_contract_says_each_after_one_request() {
             "refused",
             json!("pending"),
         ),
+        // Superset's 422 for a finished task: its status, read back, says so; the record
+        // takes it.
         (
             json!({"status": 422, "json": {"message": "Task could not be aborted."}}),
             "already_finished",
-            Value::Null,
+            json!("success"),
         ),
         (
             json!({"status": 404, "html": "<!DOCTYPE html><h1>404</h1>"}),
@@ -716,11 +737,18 @@ async fn task_answers_end_as_the_contract_says_each_after_one_request() {
         (json!({"status": 401}), "unauthenticated", json!("pending")),
     ];
     for (i, (answer, outcome, left_status)) in cases.into_iter().enumerate() {
-        let mock = MockFetch::new(json!([answer, {"status": 200}]));
+        // The second step answers a status read (after a 422); no other case sends it.
+        let mock = MockFetch::new(json!([answer, {"status": 200, "json": {"status": "success"}}]));
         let g = task_guard(&format!("t-answers-{i}"), &mock, Some("t"));
         let out = cancel(&g, TASK).await;
         assert_eq!(out["outcome"], outcome, "{answer}");
         assert_eq!(out["attempts"], 1, "{answer}: never retried");
+        let posts = mock
+            .calls()
+            .iter()
+            .filter(|c| c["method"] == "POST")
+            .count();
+        assert_eq!(posts, 1, "{answer}: one POST");
         assert_eq!(status_of(&g, TASK), left_status, "{answer}");
         if outcome == "not_job_owner" {
             assert!(out["message"]
@@ -783,7 +811,7 @@ fn status_changes_update_the_sessions_tasks() {
     assert_eq!(changed.as_array().unwrap().len(), 1);
     assert_eq!(changed[0]["status"], "success");
     assert_guard_error(
-        g.apply_status_changes(js(json!({"statuses": {TASK: {"status": "done"}}})))
+        g.apply_status_changes(js(json!({"statuses": {TASK: {"status": 5}}})))
             .unwrap_err(),
         "invalid_job",
     );
@@ -880,4 +908,380 @@ async fn abort_getters_and_methods_that_throw_never_wedge_a_cancel() {
         "the guard goes on"
     );
     g.logout().unwrap();
+}
+
+/// Superset's two 422s for a task (`superset/commands/tasks/cancel.py`,
+/// `superset/daos/tasks.py`): the text decides nothing; the task's status, read back once, does.
+#[wasm_bindgen_test]
+async fn a_tasks_422_reads_its_status_once_and_decides_by_it() {
+    let running = format!(
+        "Task {TASK} is in progress but has not registered an abort handler (is_abortable is not true)"
+    );
+    // Still running, no abort handler: a refusal the UI can show; the record kept, running.
+    let mock = MockFetch::new(json!([
+        { "status": 422, "json": {"message": running} },
+        { "status": 200, "json": {"status": "in_progress"} },
+        { "status": 200 }
+    ]));
+    let g = task_guard("t-422-running", &mock, Some("tab-1"));
+    let out = cancel(&g, TASK).await;
+    assert_eq!(
+        (
+            out["outcome"].clone(),
+            out["reason"].clone(),
+            out["httpStatus"].clone()
+        ),
+        (json!("refused"), json!("not_abortable"), json!(422))
+    );
+    assert_eq!(out["attempts"], 1);
+    assert!(out["message"]
+        .as_str()
+        .unwrap()
+        .contains("cannot be stopped"));
+    assert_eq!(status_of(&g, TASK), "in_progress");
+    let calls = mock.calls();
+    assert_eq!(calls.len(), 2, "one POST, one status read, nothing more");
+    assert_eq!(calls[1]["url"], format!("/api/v1/task/{TASK}/status"));
+    assert_eq!(calls[1]["method"], "GET");
+    assert_eq!(
+        calls[1]["headers"],
+        json!({"X-CSRFToken": "tok", "content-type": "text/plain"})
+    );
+    assert_eq!(calls[1]["credentials"], "same-origin");
+    assert_eq!(calls[1]["body"], Value::Null);
+    assert!(
+        rust(&g.check_cancel(TASK.into()).unwrap())["allowed"] == true,
+        "it may be cancelled again later"
+    );
+    g.logout().unwrap();
+
+    // Finished: already_finished, and the record takes the final status.
+    let mock = MockFetch::new(json!([
+        { "status": 422, "json": {"message": "Task could not be aborted."} },
+        { "status": 200, "json": {"status": "failure"} }
+    ]));
+    let g = task_guard("t-422-done", &mock, None);
+    let out = cancel(&g, TASK).await;
+    assert_eq!(out["outcome"], "already_finished");
+    assert_eq!(status_of(&g, TASK), "failure");
+    g.logout().unwrap();
+
+    // No usable answer (a network error, an HTML page, a status the guard does not know, a
+    // read that never ends): refused, the record unchanged, no retry of either request.
+    for (i, read) in [
+        json!("network"),
+        json!({ "status": 200, "html": "<html>login</html>" }),
+        json!({ "status": 200, "json": {"status": "paused"} }),
+        json!({ "status": 404, "json": {"message": "Not found"} }),
+        json!("ignore"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mock = MockFetch::new(json!([
+            { "status": 422, "json": {"message": running} },
+            read,
+            { "status": 200, "json": {"status": "success"} }
+        ]));
+        fresh("t-422-none");
+        let options =
+            js(json!({ "namespace": "t-422-none", "contract": "task", "timeoutMs": 100 }));
+        js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+        let g = JobGuard::new(options).unwrap();
+        g.login(js(json!({ "userId": 1 }))).unwrap();
+        g.record_tasks(js(json!({ "task_ids": [TASK] }))).unwrap();
+        let out = cancel(&g, TASK).await;
+        assert_eq!(
+            (out["outcome"].clone(), out["reason"].clone()),
+            (json!("refused"), Value::Null),
+            "{i}"
+        );
+        assert_eq!(status_of(&g, TASK), "pending", "{i}");
+        assert_eq!(mock.calls().len(), 2, "{i}");
+        g.logout().unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn each_record_is_cancelled_on_its_own_contracts_endpoint() {
+    // A default (async_event) guard that recorded a task sends its cancel to the task endpoint,
+    // with the task's body, and reads the answer by the task table.
+    let mock = MockFetch::new(json!([{ "status": 200, "json": {"action": "detached"} }]));
+    let g = guard("c-route", &mock, json!({}));
+    g.record_tasks(js(json!({ "task_ids": [TASK], "tab_id": "t1" })))
+        .unwrap();
+    let out = cancel(&g, TASK).await;
+    assert_eq!(out["outcome"], "left");
+    let call = &mock.calls()[0];
+    assert_eq!(call["url"], format!("/api/v1/task/{TASK}/cancel"));
+    assert_eq!(call["body"], r#"{"tab_id":"t1"}"#);
+    g.logout().unwrap();
+
+    // A task guard that recorded an async_event job sends it to the async_event endpoint,
+    // without a body.
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    let g = task_guard("c-route-2", &mock, None);
+    g.record_job(js(
+        json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+        "status": "running", "errors": [], "result_url": null}),
+    ))
+    .unwrap();
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["message"].clone()),
+        (json!("cancelled"), json!("Job cancelled"))
+    );
+    let call = &mock.calls()[0];
+    assert_eq!(call["url"], "/api/v1/async_event/job-1/cancel");
+    assert_eq!(call["body"], Value::Null);
+    assert_eq!(status_of(&g, "job-1"), "cancelled");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_tasks_uuid_as_the_server_spelt_it_names_its_record() {
+    let upper = TASK.to_uppercase();
+    let mock = MockFetch::new(json!([{ "status": 200, "json": {"action": "aborted"} }]));
+    fresh("t-upper");
+    let options = js(json!({ "namespace": "t-upper", "contract": "task" }));
+    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_tasks(js(json!({ "task_ids": [upper] }))).unwrap();
+    assert_eq!(rust(&g.job(upper.as_str().into()).unwrap())["job_id"], TASK);
+    assert_eq!(
+        rust(&g.check_cancel(upper.as_str().into()).unwrap())["allowed"],
+        true
+    );
+    let out = cancel(&g, &upper).await;
+    assert_eq!(
+        (out["outcome"].clone(), out["jobId"].clone()),
+        (json!("cancelled"), json!(TASK))
+    );
+    assert_eq!(
+        mock.calls()[0]["url"],
+        format!("/api/v1/task/{TASK}/cancel")
+    );
+    assert_eq!(status_of(&g, TASK), "aborted");
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_2xx_that_is_not_the_endpoints_answer_is_no_cancel() {
+    // fetch followed a 302 to Superset's login page: signed out, the job runs on.
+    let mock = MockFetch::new(json!([
+        { "status": 200, "redirected": true, "html": "<!DOCTYPE html><form action=\"/login/\">" }
+    ]));
+    let g = guard("c-redirect", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("unauthenticated"), json!(1))
+    );
+    assert_eq!(status_of(&g, "job-1"), "running");
+    g.logout().unwrap();
+    let mock = MockFetch::new(json!([{ "status": 200, "redirected": true, "html": "<html>" }]));
+    let g = task_guard("t-redirect", &mock, None);
+    assert_eq!(cancel(&g, TASK).await["outcome"], "unauthenticated");
+    assert_eq!(status_of(&g, TASK), "pending");
+    g.logout().unwrap();
+    // An HTML 200 that was not redirected: failed, not retried, the record kept.
+    let mock = MockFetch::new(
+        json!([{ "status": 200, "html": "<html>proxy page</html>" }, { "status": 200 }]),
+    );
+    let g = guard("c-html-200", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["retryable"].clone()),
+        (json!("failed"), json!(false))
+    );
+    assert_eq!(mock.calls().len(), 1);
+    assert_eq!(status_of(&g, "job-1"), "running");
+    g.logout().unwrap();
+}
+
+/// A guard whose cancels time out after `timeout_ms`.
+fn guard_with_timeout(ns: &str, mock: &MockFetch, timeout_ms: u32, attempts: u32) -> JobGuard {
+    guard(
+        ns,
+        mock,
+        json!({ "timeoutMs": timeout_ms, "retry": {"attempts": attempts, "baseDelayMs": 1, "maxDelayMs": 5} }),
+    )
+}
+
+#[wasm_bindgen_test]
+async fn cancels_whose_fetch_or_body_never_settles_still_end() {
+    // A fetch that ignores its signal: the app's signal, logout() and a user switch end it.
+    let mock = MockFetch::new(json!(["ignore", "ignore", "ignore", { "status": 200 }]));
+    let g = guard_with_timeout("c-stuck", &mock, 60_000, 1);
+    let controller = web_sys::AbortController::new().unwrap();
+    let pending = g.cancel("job-1".into(), with_signal(&controller.signal()));
+    sleep(10).await;
+    controller.abort();
+    assert_eq!(
+        rust(&JsFuture::from(pending).await.unwrap())["outcome"],
+        "aborted"
+    );
+    // A later cancel of the job is a new one, not the stuck one.
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    g.logout().unwrap();
+    assert_eq!(
+        rust(&JsFuture::from(pending).await.unwrap())["outcome"],
+        "aborted"
+    );
+    let g = guard_with_timeout("c-stuck", &mock, 60_000, 1);
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    g.login(js(json!({ "userId": 2 }))).unwrap();
+    assert_eq!(
+        rust(&JsFuture::from(pending).await.unwrap())["outcome"],
+        "aborted"
+    );
+    g.logout().unwrap();
+
+    // A logout in another tab (its storage event) ends it too.
+    let mock = MockFetch::new(json!(["ignore"]));
+    let g = guard_with_timeout("c-stuck-tabs", &mock, 60_000, 1);
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    let key = "c-stuck-tabs:v1:session";
+    let marker = storage().get_item(key).unwrap().unwrap();
+    storage().remove_item(key).unwrap();
+    js_sys::Function::new_with_args(
+        "key, oldValue",
+        r#"window.dispatchEvent(new StorageEvent("storage",
+             { key, oldValue, newValue: null, storageArea: localStorage }));"#,
+    )
+    .call2(&JsValue::NULL, &key.into(), &marker.into())
+    .unwrap();
+    let outcome = JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(
+        &pending,
+        &js_sys::Promise::new(&mut |resolve, _| {
+            web_sys::window()
+                .unwrap()
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 2000)
+                .unwrap();
+        }),
+    )))
+    .await
+    .unwrap();
+    assert_eq!(
+        rust(&outcome)["outcome"],
+        "aborted",
+        "ended by the other tab's logout"
+    );
+
+    // With nobody to end it, the per-attempt timeout does: a retryable failure, retried.
+    let mock = MockFetch::new(json!(["ignore", "ignore"]));
+    let g = guard_with_timeout("c-timeout", &mock, 50, 2);
+    let started = js_sys::Date::now();
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (
+            out["outcome"].clone(),
+            out["retryable"].clone(),
+            out["attempts"].clone()
+        ),
+        (json!("failed"), json!(true), json!(2))
+    );
+    assert!(out["message"].as_str().unwrap().contains("50 ms"));
+    assert!(js_sys::Date::now() - started < 5000.0);
+    assert_eq!(status_of(&g, "job-1"), "running");
+    g.logout().unwrap();
+
+    // A Response whose body never arrives: the same, for an answer the outcome reads.
+    let mock = MockFetch::new(json!([
+        { "status": 200, "json": {"action": "aborted"}, "stuckBody": true },
+        { "status": 404, "json": {"message": "gone"}, "stuckBody": true }
+    ]));
+    let g = task_guard("t-stuck-body", &mock, None);
+    fresh("t-stuck-body");
+    let options = js(
+        json!({ "namespace": "t-stuck-body", "contract": "task", "timeoutMs": 50,
+                             "retry": {"attempts": 2, "baseDelayMs": 1, "maxDelayMs": 5} }),
+    );
+    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+    drop(g);
+    let g = JobGuard::new(options).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_tasks(js(json!({ "task_ids": [TASK] }))).unwrap();
+    let out = cancel(&g, TASK).await;
+    assert_eq!(
+        (
+            out["outcome"].clone(),
+            out["retryable"].clone(),
+            out["attempts"].clone()
+        ),
+        (json!("failed"), json!(true), json!(2))
+    );
+    assert_eq!(status_of(&g, TASK), "pending");
+    g.logout().unwrap();
+}
+
+/// `[[[…1…]]]`, `depth` arrays deep, as JSON text.
+fn nested_text(depth: usize) -> String {
+    format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[wasm_bindgen_test]
+async fn answers_nested_thousands_deep_are_classified_cleanly() {
+    let deep = nested_text(6000);
+    let task_200 = format!(r#"{{"message": {deep}, "action": "aborted"}}"#);
+    let task_200_action = format!(r#"{{"message": "ok", "action": {deep}}}"#);
+    for (i, body) in [task_200, task_200_action].into_iter().enumerate() {
+        let mock = MockFetch::new(json!([{ "status": 200, "raw": body }]));
+        let g = task_guard(&format!("t-deep-{i}"), &mock, None);
+        let out = cancel(&g, TASK).await;
+        assert_eq!(
+            (out["outcome"].clone(), out["retryable"].clone()),
+            (json!("failed"), json!(false)),
+            "{i}"
+        );
+        assert_eq!(status_of(&g, TASK), "pending");
+        g.logout().unwrap();
+    }
+    let async_body = format!(r#"{{"message": {deep}}}"#);
+    for (status, outcome) in [(200, "failed"), (404, "unsupported")] {
+        let mock = MockFetch::new(json!([{ "status": status, "raw": async_body }]));
+        let g = guard("c-deep", &mock, json!({}));
+        let out = cancel(&g, "job-1").await;
+        assert_eq!(out["outcome"], outcome, "{status}");
+        assert_eq!(status_of(&g, "job-1"), "running");
+        g.logout().unwrap();
+    }
+    // classifyCancelResponse: a text body or a parsed one, thousands deep: a classification.
+    let text = classify_cancel_response(
+        JsValue::from_f64(200.0),
+        "task".into(),
+        format!(r#"{{"action": {deep}}}"#).into(),
+    )
+    .unwrap();
+    assert_eq!(rust(&text)["outcome"], "failed");
+    let parsed =
+        js_sys::JSON::parse(&format!(r#"{{"action": "detached", "message": {deep}}}"#)).unwrap();
+    let parsed = classify_cancel_response(JsValue::from_f64(404.0), "task".into(), parsed).unwrap();
+    assert_eq!(rust(&parsed)["outcome"], "unsupported");
+    // An overlong body is not read.
+    let long = format!(
+        r#"{{"action": "aborted", "pad": "{}"}}"#,
+        "x".repeat(70_000)
+    );
+    let long =
+        classify_cancel_response(JsValue::from_f64(200.0), "task".into(), long.into()).unwrap();
+    assert_eq!(rust(&long)["outcome"], "failed");
+}
+
+#[wasm_bindgen_test]
+fn header_values_fetch_would_refuse_are_invalid_options() {
+    for value in ["caf\u{e9} \u{2713}", "\u{1F600}"] {
+        let options = js(json!({ "headers": { "X-CSRFToken": value } }));
+        assert_guard_error(JobGuard::new(options).err().unwrap(), "invalid_options");
+    }
+    let latin1 = js(json!({ "headers": { "X-Name": "caf\u{e9}" }, "timeoutMs": 2500 }));
+    assert!(JobGuard::new(latin1).is_ok());
+    assert_guard_error(
+        JobGuard::new(js(json!({ "timeoutMs": 0 }))).err().unwrap(),
+        "invalid_options",
+    );
 }

@@ -978,3 +978,240 @@ async fn a_broadcast_channel_that_throws_never_wedges_the_guard() {
     mend(restore);
     exercise(&guard(json!({ "namespace": ns })));
 }
+
+#[wasm_bindgen_test]
+fn storage_that_returns_non_strings_never_wedges_the_guard() {
+    // gloo-storage hands wasm-bindgen's glue whatever getItem and key return, and the glue
+    // throws inside gloo's `expect_throw` for anything but a string or null: the adapter reads
+    // such values as absent.
+    fresh("h-non-strings");
+    let g = guard(json!({ "namespace": "h-non-strings" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    for (method, body) in [
+        ("getItem", "return { not: \"a string\" };"),
+        ("getItem", "return 42;"),
+        ("key", "return 5;"),
+        ("key", "return { key: 1 };"),
+    ] {
+        let restore = patch_method(method, body);
+        let session = g.session();
+        let jobs = g.jobs();
+        let check = g.check_cancel("job-1".into());
+        let logged = g.login(js(json!({ "userId": 1 })));
+        mend(restore);
+        assert!(
+            session.is_ok() && jobs.is_ok() && check.is_ok(),
+            "{method}: {body}"
+        );
+        assert!(logged.is_ok(), "{method}: {body}");
+        // Restored: the guard answers as before, nothing left borrowed.
+        assert_eq!(
+            rust(&g.session().unwrap())["userId"],
+            "1",
+            "{method}: {body}"
+        );
+        assert_eq!(
+            rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+            true,
+            "{method}: {body}"
+        );
+    }
+    let restore = patch_method("getItem", "return 42;");
+    let g2 = JobGuard::new(js(json!({ "namespace": "h-non-strings" })));
+    mend(restore);
+    exercise(&g2.expect("a guard made while getItem lies"));
+    g.logout().unwrap();
+}
+
+/// `(guard, counter) => listener`, made in JS.
+fn listener(body: &str) -> (js_sys::Array, js_sys::Function) {
+    let seen = js_sys::Array::new();
+    let make = js_sys::Function::new_with_args("seen, guard", body);
+    (seen, make.dyn_into().unwrap())
+}
+
+#[wasm_bindgen_test]
+fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
+    fresh("h-reentry");
+    let g = guard(json!({ "namespace": "h-reentry" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let (seen, make) = listener(
+        r#"return (change) => { seen.push(change.type);
+             if (change.type === "logout") guard.logout(); };"#,
+    );
+    // The listener calls `logout()` on every logout (through a JS object whose `logout` calls
+    // this guard): the second one removes nothing and is not announced.
+    let g = std::rc::Rc::new(g);
+    let inner = std::rc::Rc::clone(&g);
+    let call_logout = wasm_bindgen::closure::Closure::<dyn FnMut() -> JsValue>::new(move || {
+        inner.logout().unwrap_or_else(|e| e)
+    });
+    let guard_js = js_sys::Object::new();
+    js_sys::Reflect::set(&guard_js, &"logout".into(), call_logout.as_ref()).unwrap();
+    let callback = make.call2(&JsValue::NULL, &seen, &guard_js).unwrap();
+    let unsubscribe: js_sys::Function = g.subscribe(callback).unwrap().dyn_into().unwrap();
+    assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 0 }));
+    assert_eq!(rust(&seen), json!(["logout"]), "one logout, announced once");
+    // A logout with nothing to remove announces nothing at all.
+    g.logout().unwrap();
+    assert_eq!(seen.length(), 1);
+    unsubscribe.call0(&JsValue::NULL).unwrap();
+
+    // Listeners that keep switching users from inside their calls: cut off, never a stack
+    // overflow, and the guard goes on.
+    let seen = js_sys::Array::new();
+    let inner = std::rc::Rc::clone(&g);
+    let ping_pong =
+        wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |change: JsValue| {
+            let _ = seen.push(&change);
+            let next = 1 + seen.length() % 2;
+            let _ = inner.login(js(json!({ "userId": next })));
+        });
+    let unsubscribe: js_sys::Function = g
+        .subscribe(ping_pong.as_ref().clone())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    g.login(js(json!({ "userId": 3 }))).unwrap();
+    unsubscribe.call0(&JsValue::NULL).unwrap();
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.record_job(meta("after", "running")).unwrap();
+    assert_eq!(
+        rust(&g.check_cancel("after".into()).unwrap())["allowed"],
+        true
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn a_channel_change_is_announced_and_every_listener_sees_the_same_frozen_change() {
+    fresh("h-announce");
+    let g = guard(json!({ "namespace": "h-announce" }));
+    g.login(js(json!({ "userId": 1, "channelId": "c1" })))
+        .unwrap();
+    let (seen, make) = listener(
+        r#"return (change) => { seen.push([change.type, change.source, Object.isFrozen(change)]);
+             try { change.type = "logout"; } catch (e) {} };"#,
+    );
+    let first = make.call2(&JsValue::NULL, &seen, &JsValue::NULL).unwrap();
+    let second = make.call2(&JsValue::NULL, &seen, &JsValue::NULL).unwrap();
+    g.subscribe(first).unwrap();
+    g.subscribe(second).unwrap();
+    // Only the channel changes: useSession() must hear it.
+    g.login(js(json!({ "userId": 1, "channelId": "c2" })))
+        .unwrap();
+    assert_eq!(
+        rust(&seen),
+        json!([
+            ["jobs_changed", "local", true],
+            ["jobs_changed", "local", true]
+        ]),
+        "announced, and the first listener could not change what the second saw"
+    );
+    assert_eq!(rust(&g.session().unwrap())["channelId"], "c2");
+    // The same session again: nothing changed, nothing announced.
+    g.login(js(json!({ "userId": 1, "channelId": "c2" })))
+        .unwrap();
+    assert_eq!(seen.length(), 2);
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn reactive_state_is_read_as_the_plain_data_it_shows() {
+    fresh("h-reactive");
+    let g = guard(json!({ "namespace": "h-reactive" }));
+    // A Proxy like Vue's reactive() or MobX's observable: structuredClone refuses every Proxy.
+    let reactive = js_sys::Function::new_with_args(
+        "value",
+        r#"const wrap = (v) => v !== null && typeof v === "object"
+             ? new Proxy(v, { get: (t, k, r) => wrap(Reflect.get(t, k, r)) }) : v;
+           return wrap(value);"#,
+    );
+    let wrap = |v: Value| reactive.call1(&JsValue::NULL, &js(v)).unwrap();
+    g.login(wrap(json!({ "userId": 1 }))).unwrap();
+    let rec = g
+        .record_job(wrap(
+            json!({"channel_id": "c", "job_id": "job-1", "user_id": "1",
+            "status": "running", "errors": [{"message": "m", "extra": [1, {"x": null}]}],
+            "result_url": null}),
+        ))
+        .unwrap();
+    assert_eq!(
+        rust(&rec)["errors"],
+        json!([{"message": "m", "extra": [1, {"x": null}]}])
+    );
+    let task = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+    let tasks = g
+        .record_tasks(wrap(
+            json!({ "task_ids": [task], "cursor": "c", "tab_id": "t1" }),
+        ))
+        .unwrap();
+    assert_eq!(rust(&tasks)[0]["tab_ids"], json!(["t1"]));
+    let changed = g
+        .apply_status_changes(wrap(
+            json!({ "statuses": { task: {"status": "in_progress"} } }),
+        ))
+        .unwrap();
+    assert_eq!(rust(&changed)[0]["status"], "in_progress");
+    let options = wrap(json!({ "namespace": "h-reactive", "retry": { "attempts": 2 } }));
+    assert!(JobGuard::new(options).is_ok());
+    // A proxy that claims to be itself all the way down is refused, cleanly.
+    let cyclic = js_sys::Function::new_no_args(
+        r#"const p = new Proxy({}, { get: () => p, ownKeys: () => ["job_id"],
+             getOwnPropertyDescriptor: () => ({ value: p, enumerable: true, configurable: true }) });
+           return p;"#,
+    )
+    .call0(&JsValue::NULL)
+    .unwrap();
+    assert_guard_error(g.record_job(cyclic).unwrap_err(), "invalid_job");
+    assert_eq!(
+        rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
+        true
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+fn updates_with_statuses_a_later_superset_adds_are_skipped_the_rest_apply() {
+    fresh("h-unknown");
+    let g = guard(json!({ "namespace": "h-unknown" }));
+    g.login(js(json!({ "userId": 1 }))).unwrap();
+    let (a, b) = (
+        "10a0bd9a-03c8-4737-9345-f4234ba86512",
+        "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+    );
+    g.record_tasks(js(json!({ "task_ids": [a, b] }))).unwrap();
+    g.record_job(meta("job-1", "running")).unwrap();
+    let changed = g
+        .apply_status_changes(js(json!({ "statuses": {
+            a: {"status": "paused"}, b: {"status": "success"} }, "cursor": "c" })))
+        .unwrap();
+    assert_eq!(rust(&changed).as_array().unwrap().len(), 1);
+    assert!(g
+        .apply_task_status(js(json!({"task_id": a, "status": "queued"})))
+        .unwrap()
+        .is_null());
+    assert!(g
+        .apply_event(js(
+            json!({"channel_id": "c", "job_id": "job-1", "user_id": "1",
+            "status": "archived", "errors": [], "result_url": null})
+        ))
+        .unwrap()
+        .is_null());
+    let jobs = rust(&g.jobs().unwrap());
+    let status = |id: &str| {
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job_id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(
+        (status(a), status(b), status("job-1")),
+        (json!("pending"), json!("success"), json!("running"))
+    );
+    assert_eq!(rust(&g.stats().unwrap())["unknownStatuses"], 3);
+    g.logout().unwrap();
+}

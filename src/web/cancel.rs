@@ -4,13 +4,16 @@
 //!
 //! No borrow of the guard is held across an `await`, so the app may call the guard (even
 //! `logout()`) while a cancel is in flight. Aborting uses the platform's own objects: each
-//! cancel has an `AbortController` whose signal goes to `fetch` and ends a wait, aborted by the
-//! app's signal or by `logout()`.
+//! cancel has an `AbortController` whose signal goes to `fetch`, aborted by the app's signal,
+//! by `logout()` and by a session that ends or changes (here or in another tab). Every wait
+//! (the `fetch`, the body, a retry's delay) is raced against that signal and, for a request,
+//! against the per-attempt timeout (`timeoutMs`): an app `fetch` that ignores its signal, or a
+//! body that never arrives, cannot keep a cancel pending.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortController, AbortSignal};
@@ -21,9 +24,12 @@ use super::dom;
 use super::random::MathRandom;
 use super::state::Inner;
 use super::tabs::{Change, Listeners, Source};
+use crate::core::cancel::CancelCheck;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
-use crate::core::response::Reply;
+use crate::core::model::JobStatus;
+use crate::core::options::GuardOptions;
+use crate::core::response::{read_status, Contract, Reply, MAX_BODY_CHARS};
 
 #[wasm_bindgen]
 extern "C" {
@@ -43,11 +49,17 @@ pub fn start(
     job_id: String,
     app_signal: Option<AbortSignal>,
 ) -> Promise {
-    if let Ok(guard) = inner.try_borrow() {
-        if let Some((_, running)) = guard.cancels.iter().find(|(id, _)| *id == job_id) {
-            return running.clone();
+    // The id its record is stored under (a task's uuid in any case): one cancel per record.
+    let job_id = match inner.try_borrow() {
+        Ok(guard) => {
+            let job_id = guard.store.record_id(&job_id);
+            if let Some((_, running)) = guard.cancels.iter().find(|(id, _)| *id == job_id) {
+                return running.clone();
+            }
+            job_id
         }
-    }
+        Err(_) => job_id,
+    };
     let state = Rc::clone(inner);
     let listeners = Rc::downgrade(listeners);
     let id = job_id.clone();
@@ -72,7 +84,8 @@ pub fn start(
     promise
 }
 
-/// One cancel, from the local check to its outcome.
+/// One cancel, from the local check to its outcome. The record's kind says the contract: its
+/// endpoint, body and answer table.
 async fn run(
     inner: Rc<RefCell<Inner>>,
     job_id: String,
@@ -81,21 +94,41 @@ async fn run(
     let (mut flow, request) = {
         let Ok(mut guard) = inner.try_borrow_mut() else {
             // Only reachable if JS re-entered the guard from inside a guard call.
-            return CancelFlow::new(&job_id, Default::default(), Default::default()).aborted();
+            return CancelFlow::new(&job_id, Default::default(), Default::default(), 0).aborted();
         };
-        let flow = CancelFlow::new(&job_id, guard.options.retry, guard.options.contract);
-        if let Some(refused) = flow.refusal(&guard.store.check_cancel(&job_id)) {
+        let check = guard.store.check_cancel(&job_id);
+        let contract = match &check {
+            CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
+            _ => Contract::AsyncEvent,
+        };
+        let options = &guard.options;
+        let flow = CancelFlow::new(&job_id, options.retry, contract, options.timeout_ms);
+        if let Some(refused) = flow.refusal(&check) {
             return refused;
         }
-        let tab = guard.store.cancel_tab(&job_id);
-        let body = guard.options.cancel_body(tab.as_deref());
-        let request = Request {
-            url: guard.options.cancel_url_for(&job_id),
-            init: request_init(&guard.options.headers, body.as_deref()),
+        let tab = match contract {
+            Contract::Task => guard.store.cancel_tab(&job_id),
+            Contract::AsyncEvent => None,
+        };
+        let options = &guard.options;
+        let post = Request {
+            url: options.cancel_url_for(&job_id, contract),
+            init: request_init(
+                &options.headers,
+                "POST",
+                GuardOptions::cancel_body(contract, tab.as_deref()).as_deref(),
+            ),
+        };
+        let status = (contract == Contract::Task).then(|| Request {
+            url: options.status_url_for(&job_id),
+            init: request_init(&options.headers, "GET", None),
+        });
+        let sender = Sender {
             fetch: guard.fetch.clone(),
+            timeout_ms: options.timeout_ms as f64,
         };
         let logout = guard.logout_signal();
-        (flow, Aborts::new(request, app_signal, logout))
+        (flow, Aborts::new(sender, post, status, app_signal, logout))
     };
 
     let outcome = loop {
@@ -113,13 +146,13 @@ async fn run(
             }
         }
         flow.sending();
-        let answer = request.send().await;
-        // An answer from the server stands even if an abort came while it travelled.
-        if answer == Answer::NetworkError && request.aborted() {
+        // `None`: this cancel was aborted before an answer came.
+        let Some(answer) = request.send(&request.post).await else {
             break flow.aborted();
-        }
+        };
         match flow.after(&answer, DateClock.now_ms(), &mut MathRandom) {
             Step::Finish(outcome) => break outcome,
+            Step::ReadStatus => break flow.after_status(request.task_status().await),
             // An abort during the request ends the cancel rather than a wait.
             Step::Wait(_) if request.aborted() => break flow.aborted(),
             Step::Wait(ms) => request.sleep(ms).await,
@@ -127,31 +160,58 @@ async fn run(
     };
     request.release();
     if let Ok(mut guard) = inner.try_borrow_mut() {
-        guard
-            .store
-            .settle_cancel(&job_id, outcome.outcome, outcome.action.as_deref());
+        guard.store.settle_cancel(
+            &job_id,
+            outcome.outcome,
+            outcome.action.as_deref(),
+            outcome.status,
+        );
     }
     outcome
 }
 
-/// What one cancel sends.
+/// One request: where, and its `init` (the signal is added per cancel).
 struct Request {
     url: String,
     init: Object,
-    fetch: Option<Function>,
 }
 
-/// The request with its abort wiring: the app's signal and logout's abort this cancel's own
-/// controller, whose signal the request and the waits listen to.
+/// What sends: the app's `fetch` (or the page's at call time) and the per-attempt timeout.
+struct Sender {
+    fetch: Option<Function>,
+    timeout_ms: f64,
+}
+
+/// How a wait ended.
+enum Waited {
+    /// The promise resolved to this.
+    Value(JsValue),
+    /// It rejected.
+    Failed,
+    /// The cancel was aborted, or the attempt ran out of time, first.
+    Stopped,
+}
+
+/// The cancel's requests with their abort wiring: the app's signal and the guard's (logout,
+/// a session that ended or changed) abort this cancel's own controller, whose signal the
+/// requests and the waits listen to.
 struct Aborts {
-    request: Request,
+    sender: Sender,
+    post: Request,
+    status: Option<Request>,
     sources: Vec<AbortSignal>,
     controller: Option<AbortController>,
     abort: Option<Function>,
 }
 
 impl Aborts {
-    fn new(request: Request, app: Option<AbortSignal>, logout: Option<AbortSignal>) -> Self {
+    fn new(
+        sender: Sender,
+        post: Request,
+        status: Option<Request>,
+        app: Option<AbortSignal>,
+        logout: Option<AbortSignal>,
+    ) -> Self {
         let sources: Vec<AbortSignal> = app.into_iter().chain(logout).collect();
         let controller = AbortController::new().ok();
         // `controller.abort` bound to the controller: a listener with no Rust behind it.
@@ -164,14 +224,18 @@ impl Aborts {
         });
         if let (Some(controller), Some(abort)) = (&controller, &abort) {
             if let Some(signal) = dom::signal_of(controller) {
-                let _ = Reflect::set(&request.init, &JsValue::from_str("signal"), &signal);
+                for request in std::iter::once(&post).chain(&status) {
+                    let _ = Reflect::set(&request.init, &JsValue::from_str("signal"), &signal);
+                }
             }
             for source in &sources {
                 let _ = source.add_event_listener_with_callback("abort", abort);
             }
         }
         Self {
-            request,
+            sender,
+            post,
+            status,
             sources,
             controller,
             abort,
@@ -196,37 +260,137 @@ impl Aborts {
         }
     }
 
-    /// Sends the request once: the status and `Retry-After`, or a network error if `fetch`
-    /// threw, rejected or resolved to something without an integer status in 0..=999.
-    async fn send(&self) -> Answer {
+    /// What a wait that stopped means: `None` if the cancel was aborted, else a timeout.
+    fn stopped(&self) -> Option<Answer> {
+        (!self.aborted()).then_some(Answer::TimedOut)
+    }
+
+    /// Sends `request` once and reads its answer before `deadline` (ms since the epoch): the
+    /// status, `Retry-After` and what the body says; a network error if `fetch` threw, rejected
+    /// or resolved to something without an integer status in 0..=999. `None` when the cancel
+    /// was aborted first.
+    async fn fetch(&self, request: &Request) -> Option<Result<(JsValue, u16, f64), Answer>> {
+        let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
         let global = js_sys::global();
-        let fetch = self.request.fetch.clone().or_else(|| {
+        let fetch = self.sender.fetch.clone().or_else(|| {
             Reflect::get(&global, &JsValue::from_str("fetch"))
                 .ok()?
                 .dyn_into::<Function>()
                 .ok()
         });
         let Some(fetch) = fetch else {
-            return Answer::NetworkError;
+            return Some(Err(Answer::NetworkError));
         };
-        let url = JsValue::from_str(&self.request.url);
-        let Ok(pending) = fetch.call2(&global, &url, &self.request.init) else {
-            return Answer::NetworkError;
+        let url = JsValue::from_str(&request.url);
+        let Ok(pending) = fetch.call2(&global, &url, &request.init) else {
+            return Some(Err(Answer::NetworkError));
         };
-        let Ok(response) = JsFuture::from(Promise::resolve(&pending)).await else {
-            return Answer::NetworkError;
+        let response = match self.wait(&pending, deadline).await {
+            Waited::Value(response) => response,
+            Waited::Failed if self.aborted() => return None,
+            Waited::Failed => return Some(Err(Answer::NetworkError)),
+            Waited::Stopped => return self.stopped().map(Err),
         };
         let status = Reflect::get(&response, &JsValue::from_str("status"))
             .ok()
             .and_then(|s| s.as_f64())
             .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
         match status {
-            Some(status) => Answer::Status {
-                status: status as u16,
-                retry_after: retry_after(&response),
-                reply: reply(&response, status as u16).await,
+            Some(status) => Some(Ok((response, status as u16, deadline))),
+            None => Some(Err(Answer::NetworkError)),
+        }
+    }
+
+    /// Sends the cancel request once. `None` when the cancel was aborted before its answer.
+    async fn send(&self, request: &Request) -> Option<Answer> {
+        let (response, status, deadline) = match self.fetch(request).await? {
+            Ok(answered) => answered,
+            Err(answer) => return Some(answer),
+        };
+        let reply = match reply(&response, status) {
+            Read::Decided(reply) => reply,
+            Read::Text => match self.text(&response, deadline).await {
+                Ok(text) => text.map_or(Reply::NotJson, |t| Reply::from_text(&t)),
+                Err(()) => return self.stopped(),
             },
-            None => Answer::NetworkError,
+        };
+        Some(Answer::Status {
+            status,
+            retry_after: header(&response, "Retry-After"),
+            reply,
+        })
+    }
+
+    /// A task's status, read once after its 422 (`GET /api/v1/task/<uuid>/status`, no retry):
+    /// `None` for anything but a 2xx JSON answer naming a status the guard knows.
+    async fn task_status(&self) -> Option<JobStatus> {
+        let request = self.status.as_ref()?;
+        let (response, status, deadline) = self.fetch(request).await?.ok()?;
+        if !(200..=299).contains(&status) || !matches!(reply(&response, status), Read::Text) {
+            return None;
+        }
+        read_status(&self.text(&response, deadline).await.ok()??)
+    }
+
+    /// The body's text, if it is at most [`MAX_BODY_CHARS`] long (`Ok(None)` otherwise, or if
+    /// it cannot be read); `Err` when the wait stopped (aborted, or out of time).
+    async fn text(&self, response: &JsValue, deadline: f64) -> Result<Option<String>, ()> {
+        // A declared length of a million bytes or more (seven digits), far beyond what the
+        // limit allows, is not read at all.
+        let declared = header(response, "Content-Length");
+        if declared.is_some_and(|n| n.len() > 6 && n.bytes().all(|b| b.is_ascii_digit())) {
+            return Ok(None);
+        }
+        let pending = Reflect::get(response, &JsValue::from_str("text"))
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .and_then(|f| f.call0(response).ok());
+        let Some(pending) = pending else {
+            return Ok(None);
+        };
+        match self.wait(&pending, deadline).await {
+            Waited::Value(text) => Ok(text
+                .dyn_ref::<JsString>()
+                .filter(|t| t.length() as usize <= MAX_BODY_CHARS)
+                .and_then(|t| t.as_string())),
+            Waited::Failed => Ok(None),
+            Waited::Stopped => Err(()),
+        }
+    }
+
+    /// Waits for `pending` (a promise, a thenable or a value) until it settles, this cancel is
+    /// aborted, or `deadline` (ms since the epoch) passes, whichever comes first.
+    async fn wait(&self, pending: &JsValue, deadline: f64) -> Waited {
+        if self.aborted() {
+            return Waited::Stopped;
+        }
+        let signal = self.signal();
+        let stop_token = JsValue::from(Object::new());
+        let mut timer = None;
+        let mut wake = None;
+        let stop = Promise::new(&mut |resolve, _reject| {
+            let fire: Function = resolve
+                .bind1(&JsValue::UNDEFINED, &stop_token)
+                .unchecked_into();
+            let left = (deadline - DateClock.now_ms() as f64).max(0.0);
+            timer = set_timeout(&fire, left).ok();
+            if let Some(signal) = &signal {
+                let _ = signal.add_event_listener_with_callback("abort", &fire);
+            }
+            wake = Some(fire);
+        });
+        let race = Promise::race(&Array::of2(&Promise::resolve(pending), &stop));
+        let result = JsFuture::from(race).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        if let (Some(signal), Some(wake)) = (&signal, &wake) {
+            let _ = signal.remove_event_listener_with_callback("abort", wake);
+        }
+        match result {
+            Ok(value) if Object::is(&value, &stop_token) => Waited::Stopped,
+            Ok(value) => Waited::Value(value),
+            Err(_) => Waited::Failed,
         }
     }
 
@@ -268,49 +432,47 @@ fn header(response: &JsValue, name: &str) -> Option<String> {
         .as_string()
 }
 
-fn retry_after(response: &JsValue) -> Option<String> {
-    header(response, "Retry-After")
+/// What an answer's body says, as far as it can be told without reading it.
+enum Read {
+    Decided(Reply),
+    /// A JSON body the outcome depends on: read its text.
+    Text,
 }
 
 /// What the answer's body says, read only where the outcome depends on it (a 2xx, a 404, a
-/// 422): JSON by its `Content-Type`, parsed by the platform (`response.json()`), then read as a
-/// [`Reply`]. A body of another type (Superset's HTML error page), or one that claims JSON but
-/// does not parse, is not the endpoint's answer.
-async fn reply(response: &JsValue, status: u16) -> Reply {
-    if !matches!(status, 200..=299 | 404 | 422) {
-        return Reply::Unread;
+/// 422). An answer `fetch` reached by following a redirect is another page's. JSON is told by
+/// its `Content-Type`; a body of another type (Superset's HTML error page or login page) is
+/// not the endpoint's answer. No `Content-Type` says nothing: read as the endpoint's own
+/// answer, by status alone.
+fn reply(response: &JsValue, status: u16) -> Read {
+    let redirected = Reflect::get(response, &JsValue::from_str("redirected")).ok();
+    if redirected.and_then(|r| r.as_bool()) == Some(true) {
+        return Read::Decided(Reply::Redirected);
     }
-    // No `Content-Type` says nothing: read as the endpoint's own answer, by status alone.
+    if !matches!(status, 200..=299 | 404 | 422) {
+        return Read::Decided(Reply::Unread);
+    }
     let Some(kind) = header(response, "Content-Type") else {
-        return Reply::Unread;
+        return Read::Decided(Reply::Unread);
     };
     let kind = kind.to_ascii_lowercase();
-    if !(kind.starts_with("application/json") || kind.contains("+json")) {
-        return Reply::NotJson;
-    }
-    let parsed = Reflect::get(response, &JsValue::from_str("json"))
-        .ok()
-        .and_then(|f| f.dyn_into::<Function>().ok())
-        .and_then(|f| f.call0(response).ok());
-    let Some(pending) = parsed else {
-        return Reply::NotJson;
-    };
-    match JsFuture::from(Promise::resolve(&pending)).await {
-        Ok(value) => Reply::from_json(serde_wasm_bindgen::Deserializer::from(value)),
-        Err(_) => Reply::NotJson,
+    if kind.starts_with("application/json") || kind.contains("+json") {
+        Read::Text
+    } else {
+        Read::Decided(Reply::NotJson)
     }
 }
 
-/// `{ method: "POST", credentials: "same-origin", headers, body? }`; the signal is added per
-/// cancel. The request carries no identity of its own: Superset reads it from the
-/// `async-token` cookie (or its session). A JSON `body` (the task contract's) comes with
+/// `{ method, credentials: "same-origin", headers, body? }`; the signal is added per cancel.
+/// The request carries no identity of its own: Superset reads it from the `async-token`
+/// cookie (or its session). A JSON `body` (the task contract's) comes with
 /// `Content-Type: application/json`.
-fn request_init(headers: &[(String, String)], body: Option<&str>) -> Object {
+fn request_init(headers: &[(String, String)], method: &str, body: Option<&str>) -> Object {
     let init = Object::new();
     let set = |target: &JsValue, key: &str, value: &JsValue| {
         let _ = Reflect::set(target, &JsValue::from_str(key), value);
     };
-    set(&init, "method", &JsValue::from_str("POST"));
+    set(&init, "method", &JsValue::from_str(method));
     set(&init, "credentials", &JsValue::from_str("same-origin"));
     let header_object = Object::new();
     for (name, value) in headers {

@@ -21,7 +21,7 @@ use super::tabs::{Change, Listeners, Source, TabHost, TabSync};
 use crate::core::error::GuardError;
 use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
-use crate::core::response::{classify, Contract, Reply};
+use crate::core::response::{classify, Contract, Reply, MAX_BODY_CHARS};
 use crate::core::session::Session;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
@@ -198,38 +198,56 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?.value;
         let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
-        let (purged, switched) = self.with(|g| {
+        let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
-            let (purged, before) = guarded(g.store.sign_in(session))?;
-            let switched = !before.is_some_and(|s| s.same_identity(&who));
-            if switched {
+            let signed = guarded(g.store.sign_in(session))?;
+            let switched = !signed
+                .previous
+                .as_ref()
+                .is_some_and(|s| s.same_identity(&who));
+            // Another identity ends the cancels the previous one started.
+            let in_flight = if switched {
                 g.announce(Change::UserChanged);
-            }
-            Ok((purged, switched))
+                g.logout.take()
+            } else {
+                None
+            };
+            Ok((signed, switched, in_flight))
         })?;
+        if let Some(controller) = in_flight {
+            dom::abort(&controller);
+        }
         if switched {
             self.changed(Change::UserChanged);
-        } else if purged > 0 {
+        } else if signed.changed {
+            // The same user with a new channel (and maybe fewer records).
             self.changed(Change::JobsChanged);
         }
-        to_js(&PurgeResult { purged })
+        to_js(&PurgeResult {
+            purged: signed.purged,
+        })
     }
 
     /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
-    /// cancel in flight as `aborted`.
+    /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
+    /// announces nothing.
     #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
     pub fn logout(&self) -> Result<JsValue, JsValue> {
-        let (purged, in_flight) = self.with(|g| {
+        let (purged, removed, in_flight) = self.with(|g| {
             let in_flight = g.logout.take();
-            let purged = g.store.logout();
-            g.announce(Change::Logout);
-            Ok((purged, in_flight))
+            let (purged, removed) = g.store.sign_out();
+            if removed {
+                g.announce(Change::Logout);
+            }
+            Ok((purged, removed, in_flight))
         })?;
         // Abort outside the borrow: abort listeners run synchronously.
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }
-        self.changed(Change::Logout);
+        if removed {
+            self.changed(Change::Logout);
+        }
         to_js(&PurgeResult { purged })
     }
 
@@ -256,7 +274,8 @@ impl JobGuard {
     }
 
     /// Applies an async event to the session's record of its job; `null` when the job is not
-    /// the session's. Throws `invalid_job` for a malformed event.
+    /// the session's, or the event's status is one this guard does not know (skipped, counted
+    /// in `stats()`). Throws `invalid_job` for a malformed event.
     #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "AsyncJobRecord | null")]
     pub fn apply_event(
         &self,
@@ -264,9 +283,15 @@ impl JobGuard {
     ) -> Result<JsValue, JsValue> {
         let event = from_js(
             plain(&event, None, GuardError::InvalidJob)?.value,
-            JobMetadata::read,
+            JobMetadata::read_event,
         )?;
-        let record = self.with(|g| guarded(g.store.apply_event(event)))?;
+        let record = self.with(|g| match event {
+            Some(event) => guarded(g.store.apply_event(event)),
+            None => {
+                g.store.skipped_unknown_status();
+                Ok(None)
+            }
+        })?;
         if record.is_some() {
             self.changed(Change::JobsChanged);
         }
@@ -291,7 +316,8 @@ impl JobGuard {
     }
 
     /// Applies the websocket's `{ task_id, status }` to the session's record of the task; the
-    /// record if it changed, else `null`. Throws `invalid_job` for a malformed message.
+    /// record if it changed, else `null` (a status this guard does not know is skipped and
+    /// counted in `stats()`). Throws `invalid_job` for a malformed message.
     #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
     pub fn apply_task_status(
         &self,
@@ -309,7 +335,9 @@ impl JobGuard {
     }
 
     /// Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
-    /// records; returns the records that changed. Throws `invalid_job` (nothing applied).
+    /// records; returns the records that changed. An entry whose status this guard does not
+    /// know is skipped (counted in `stats()`); a malformed answer throws `invalid_job` (nothing
+    /// applied).
     #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
     pub fn apply_status_changes(
         &self,
@@ -415,18 +443,21 @@ pub fn classify_cancel_response(
         plain(&contract, None, GuardError::InvalidOptions)?.value,
         Contract::read,
     )?;
-    let reply = if let Some(text) = body.as_string() {
-        // The platform's JSON parser, then the same reader as a parsed body.
-        match js_sys::JSON::parse(&text) {
-            Ok(value) => Reply::from_json(Deserializer::from(value)),
-            Err(_) => Reply::NotJson,
+    // Every body is read with the guard's limits (length, depth): beyond them, or one that
+    // cannot be copied, it is not the endpoint's answer.
+    let reply = if let Some(text) = body.dyn_ref::<js_sys::JsString>() {
+        if text.length() as usize > MAX_BODY_CHARS {
+            Reply::NotJson
+        } else {
+            Reply::from_text(&String::from(text))
         }
     } else if body.is_undefined() {
         Reply::Unread
     } else {
-        Reply::from_json(Deserializer::from(
-            plain(&body, None, GuardError::InvalidJob)?.value,
-        ))
+        match plain(&body, None, GuardError::InvalidJob) {
+            Ok(copy) => Reply::from_json(Deserializer::from(copy.value)),
+            Err(_) => Reply::NotJson,
+        }
     };
     to_js(&classify(status, contract, &reply))
 }

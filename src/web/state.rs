@@ -15,8 +15,9 @@ pub struct Inner {
     pub options: GuardOptions,
     /// The app's `fetch` option; `None` means `globalThis.fetch` at call time.
     pub fetch: Option<js_sys::Function>,
-    /// Aborted by `logout()`, which ends every cancel in flight; then dropped. Made by the
-    /// first cancel that needs it (`logout_signal`), not by the constructor.
+    /// Aborted by `logout()`, a sign-in as someone else, or another tab's logout or user
+    /// switch, which end every cancel in flight; then dropped. Made by the first cancel that
+    /// needs it (`logout_signal`), not by the constructor.
     pub logout: Option<AbortController>,
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
@@ -51,5 +52,9 @@ impl TabHost for Inner {
 
     fn tabs(&mut self) -> Option<&mut TabSync> {
         self.tabs.as_mut()
+    }
+
+    fn end_cancels(&mut self) -> Option<AbortController> {
+        self.logout.take()
     }
 }

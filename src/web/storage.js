@@ -3,14 +3,17 @@
 // `expect_throw` when getItem, removeItem, key or length throw, and `unreachable!` when setItem
 // throws something that is not an Error). Reads that throw read as absent and removals that
 // throw do nothing; either leaves the exception in `failure`, for Rust to take and report.
-// setItem throws, but only Errors. src/web/storage.rs says why this is JS.
+// Reads hand gloo only a string or null: a page's getItem or key that returns anything else
+// (an object, a number) would make wasm-bindgen's glue throw inside gloo, so such a value
+// reads as absent too, with a TypeError in `failure`. setItem throws, but only Errors.
+// src/web/storage.rs says why this is JS.
 
 export function guardedStorage(target) {
   const adapter = {
     failure: undefined,
     getItem(key) {
       try {
-        return target.getItem(key);
+        return text(target.getItem(key), "getItem");
       } catch (e) {
         adapter.failure = e;
         return null;
@@ -32,7 +35,7 @@ export function guardedStorage(target) {
     },
     key(index) {
       try {
-        return target.key(index);
+        return text(target.key(index), "key");
       } catch (e) {
         adapter.failure = e;
         return null;
@@ -63,6 +66,12 @@ export function takeFailure(adapter) {
   const failure = adapter.failure;
   adapter.failure = undefined;
   return failure;
+}
+
+// A string or null as it is; anything else throws (to be caught above).
+function text(value, method) {
+  if (value === null || typeof value === "string") return value;
+  throw new TypeError(`localStorage.${method} returned a ${typeof value}, not a string`);
 }
 
 function asError(e) {

@@ -7,18 +7,22 @@ use std::rc::{Rc, Weak};
 
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
-use web_sys::{BroadcastChannel, MessageEvent, StorageEvent};
+use web_sys::{AbortController, BroadcastChannel, MessageEvent, StorageEvent};
 
 use super::dom;
 use super::storage::Store;
 use crate::core::fallback::StorageMode;
 use crate::core::session::Session;
 
-/// What the tabs code needs of the guard it serves: its store and its [`TabSync`]. (A trait,
-/// so that this module does not depend on the guard's state, which holds a `TabSync`.)
+/// What the tabs code needs of the guard it serves: its store, its [`TabSync`], and the
+/// controller that ends its cancels in flight. (A trait, so that this module does not depend
+/// on the guard's state, which holds a `TabSync`.)
 pub trait TabHost: 'static {
     fn store(&mut self) -> &mut Store;
     fn tabs(&mut self) -> Option<&mut TabSync>;
+    /// Takes the controller whose abort ends every cancel in flight (to abort it outside the
+    /// borrow).
+    fn end_cancels(&mut self) -> Option<AbortController>;
 }
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
@@ -67,6 +71,10 @@ pub enum Source {
     OtherTab,
 }
 
+/// How many changes one delivery hands out at most: listeners that keep changing the session
+/// from inside their own calls (a ping-pong of sign-ins) are cut off there.
+const MAX_DELIVERIES: usize = 64;
+
 /// The app's `onChange` and `subscribe` callbacks, kept apart from the guard's state so that
 /// calling them never holds a borrow of it.
 #[derive(Default)]
@@ -74,6 +82,9 @@ pub struct Listeners {
     next_id: u32,
     /// Each callback, and whether it hears this tab's own changes too (`subscribe`).
     callbacks: Vec<(u32, Function, bool)>,
+    /// Changes waiting to be handed out, while a delivery is running.
+    queue: Vec<(Change, Source)>,
+    delivering: bool,
 }
 
 impl Listeners {
@@ -101,11 +112,44 @@ impl Listeners {
         .into_js_value()
     }
 
-    /// Calls the callbacks that hear changes from `source` with `{ type, source }`. Each is
-    /// called outside any borrow, and only while still subscribed: a callback may unsubscribe
-    /// itself or another, or call the guard. One that throws does not keep the others from
-    /// hearing.
+    /// Tells the callbacks that hear changes from `source`. A change made by a callback (it
+    /// called the guard) is queued and handed out after the current one, never from inside
+    /// it, so listeners that call back in cannot recurse; one delivery hands out at most
+    /// [`MAX_DELIVERIES`] changes.
     pub fn notify(this: &Rc<RefCell<Self>>, change: Change, source: Source) {
+        {
+            let Ok(mut l) = this.try_borrow_mut() else {
+                return;
+            };
+            if l.queue.len() < MAX_DELIVERIES {
+                l.queue.push((change, source));
+            }
+            if l.delivering {
+                return;
+            }
+            l.delivering = true;
+        }
+        for _ in 0..MAX_DELIVERIES {
+            let next = this
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut l| (!l.queue.is_empty()).then(|| l.queue.remove(0)));
+            let Some((change, source)) = next else {
+                break;
+            };
+            Self::deliver(this, change, source);
+        }
+        if let Ok(mut l) = this.try_borrow_mut() {
+            l.queue.clear();
+            l.delivering = false;
+        }
+    }
+
+    /// Calls the callbacks that hear changes from `source` with one frozen `{ type, source }`.
+    /// Each is called outside any borrow, and only while still subscribed: a callback may
+    /// unsubscribe itself or another, or call the guard. One that throws does not keep the
+    /// others from hearing.
+    fn deliver(this: &Rc<RefCell<Self>>, change: Change, source: Source) {
         let ids: Vec<u32> = match this.try_borrow() {
             Ok(l) => l
                 .callbacks
@@ -125,6 +169,8 @@ impl Listeners {
             Source::OtherTab => "other_tab",
         };
         let _ = Reflect::set(&event, &"source".into(), &source.into());
+        // One listener cannot change what the next one is told.
+        let event = Object::freeze(&event);
         for id in ids {
             let callback = match this.try_borrow() {
                 Ok(l) => l
@@ -329,17 +375,25 @@ fn classify_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> 
 }
 
 /// Ends this tab's copy of a session that ended elsewhere: a memory-only tab signs out; a
-/// localStorage tab (whose storage already changed) drops what it kept in memory.
+/// localStorage tab (whose storage already changed) drops what it kept in memory. Either way
+/// the cancels in flight end (as `aborted`).
 fn end_session_here(inner: &Host) {
     let Some(inner) = inner.upgrade() else {
         return;
     };
-    let Ok(mut guard) = inner.try_borrow_mut() else {
-        return;
+    let in_flight = {
+        let Ok(mut guard) = inner.try_borrow_mut() else {
+            return;
+        };
+        if guard.store().storage_status().kind == StorageMode::Memory {
+            guard.store().logout();
+        } else {
+            guard.store().forget_memory();
+        }
+        guard.end_cancels()
     };
-    if guard.store().storage_status().kind == StorageMode::Memory {
-        guard.store().logout();
-    } else {
-        guard.store().forget_memory();
+    // Outside the borrow: abort listeners run synchronously.
+    if let Some(controller) = in_flight {
+        dom::abort(&controller);
     }
 }

@@ -127,6 +127,11 @@ export interface GuardOptions {
   headers?: Record<string, string>;
   /** Retries of transient failures. `attempts` counts every request, the first included. Defaults 3, 200, 5000. */
   retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /**
+   * How long one request of a cancel may take, its body included, in ms (1 to 600000). A
+   * request that takes longer is a failure that is retried. Default 10000.
+   */
+  timeoutMs?: number;
   /** The fetch to send the cancel with. Default: the page's `fetch` at call time. */
   fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 }
@@ -164,7 +169,15 @@ export type CancelOutcome = {
   /** The task contract's 200: what the server did. */
   action?: "aborted" | "unsubscribed" | "detached" | string;
 } & (
-  | { outcome: "refused"; reason: "no_session" | "unknown_job" | "already_finished" }
+  | {
+      outcome: "refused";
+      /**
+       * Refused here before any request (`no_session`, `unknown_job`, `already_finished`), or
+       * by the server for a task that is running and cannot be aborted (`not_abortable`);
+       * absent when the server refused for another reason.
+       */
+      reason?: "no_session" | "unknown_job" | "already_finished" | "not_abortable";
+    }
   | { outcome: Exclude<CancelOutcomeKind, "refused">; reason?: undefined }
 );
 
@@ -234,13 +247,18 @@ export interface GuardStats {
     evictedOverLimit: number;
   };
   keptInMemory: number;
+  /** Updates skipped because their status is one this guard does not know (a later Superset's). */
+  unknownStatuses: number;
 }
 
-/** A change to the session or its records (`guard.subscribe`; `guard.onChange` hears `other_tab` only). */
+/**
+ * A change to the session or its records (`guard.subscribe`; `guard.onChange` hears `other_tab`
+ * only): `jobs_changed` also when the same user's session took a new channel. Frozen.
+ */
 export interface GuardChange {
-  type: "logout" | "user_changed" | "jobs_changed";
+  readonly type: "logout" | "user_changed" | "jobs_changed";
   /** `"local"`: this guard made it; `"other_tab"`: another tab did. */
-  source: "local" | "other_tab";
+  readonly source: "local" | "other_tab";
 }
 
 /** The `code` of an error thrown by the guard. */
