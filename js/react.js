@@ -108,41 +108,46 @@ export function useJobs() {
 }
 
 /**
- * Cancels one job or task: `{ cancel, pending, outcome }`. One request at a time (a second
- * `cancel()` while one runs gets the same promise); `outcome` is the last `CancelOutcome`, its
- * `message` ready to show. The cancel is aborted when the component unmounts and on a logout
- * (in this tab or another).
+ * Cancels one job or task: `{ cancel, pending, outcome }`. One request at a time per job (a
+ * second `cancel()` while one runs gets the same promise); `outcome` is the last
+ * `CancelOutcome`, its `message` ready to show. The hook follows its current `jobId`: when it
+ * changes, `cancel()` cancels the new job, and `pending`/`outcome` are the new job's (a cancel
+ * of the previous job still ends on its own). Cancels are aborted when the component unmounts
+ * and on a logout (in this tab or another).
  */
 export function useCancel(jobId) {
   const guard = useJobGuard();
   const [state, setState] = useState({ jobId, pending: false, outcome: null });
-  const running = useRef(null); // { controller, promise }
+  const running = useRef(new Map()); // jobId -> { controller, promise }
   const mounted = useRef(true);
 
   useEffect(() => {
     mounted.current = true;
+    const inFlight = running.current;
     const off = storeOf(guard).subscribe(() => {
-      // A logout ends the cancel at once. (Another user signing in is caught by the guard
-      // itself: it checks the session again before any retry.)
-      if (running.current && !guard.session) running.current.controller.abort();
+      // A logout ends the cancels at once. (Another user signing in ends them in the guard.)
+      if (!guard.session) for (const { controller } of inFlight.values()) controller.abort();
     });
     return () => {
       mounted.current = false;
       off();
-      running.current?.controller.abort();
+      for (const { controller } of inFlight.values()) controller.abort();
     };
   }, [guard]);
 
   const cancel = useCallback(() => {
-    if (running.current) return running.current.promise;
+    const inFlight = running.current;
+    const current = inFlight.get(jobId);
+    if (current) return current.promise;
     const controller = new AbortController();
     setState({ jobId, pending: true, outcome: null });
     const promise = guard.cancel(jobId, { signal: controller.signal }).then((outcome) => {
-      running.current = null;
-      if (mounted.current) setState({ jobId, pending: false, outcome });
+      if (inFlight.get(jobId)?.promise === promise) inFlight.delete(jobId);
+      // Only the job the hook still follows shows its outcome.
+      if (mounted.current) setState((s) => (s.jobId === jobId ? { jobId, pending: false, outcome } : s));
       return outcome;
     });
-    running.current = { controller, promise };
+    inFlight.set(jobId, { controller, promise });
     return promise;
   }, [guard, jobId]);
 

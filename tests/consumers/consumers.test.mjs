@@ -275,6 +275,33 @@ test("the React example bundled by webpack 5: record, cancel, unmount, logout in
   await reactFlow(dir);
 });
 
+test("React's useCancel follows its current jobId while a cancel of the previous job runs", async () => {
+  const src = join(HERE, ".hooks-app");
+  await rm(src, { recursive: true, force: true });
+  await mkdir(src, { recursive: true });
+  for (const file of ["index.html", "hooks.jsx"]) await copyFile(join(HERE, "hooks", file), join(src, file));
+  const dir = join(OUT, "hooks");
+  await viteBuild({
+    root: src,
+    logLevel: "error",
+    configFile: false,
+    esbuild: { jsx: "automatic" },
+    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
+  });
+  const { result, errors } = await runInChromium(dir);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(result, {
+    pendingA: true,
+    pendingBBefore: false,
+    sameAsFirst: false,
+    outcome: { outcome: "cancelled", jobId: "job-b" },
+    shown: "job-b",
+    sharedA: true,
+    firstOutcome: "aborted",
+    calls: ["/api/v1/async_event/job-a/cancel", "/api/v1/async_event/job-b/cancel"],
+  });
+});
+
 test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
   const installed = join(HERE, "node_modules", "superset-job-guard");
   for (const file of ["js/react.js", "js/react.d.ts", "LICENSE", "CHANGELOG.md"]) {
