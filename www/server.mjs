@@ -25,7 +25,9 @@
 // - GET /api/v1/task/<uuid>/status -> {status}; 404 for a task the caller does not subscribe to.
 // - POST /api/v1/task/<uuid>/cancel {tab_id?, force?} -> 404 not a subscriber (or no such
 //   task), 403 force, 422 finished, 200 {message, action: "detached" | "unsubscribed" |
-//   "aborted", task}; any other body field is a 500, as in Superset.
+//   "aborted", task}; any other body field is a 500, as in Superset. A task started with
+//   `abortable: false` has no abort handler: aborting it while in progress is Superset's other
+//   422, with its text (`superset/daos/tasks.py`).
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
@@ -252,7 +254,15 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       const key = `chart:${String(body.chart ?? "default")}:${body.fail ? "fail" : "ok"}`;
       let task = [...state.tasks.values()].find((t) => t.key === key && !TERMINAL.has(t.status));
       if (!task) {
-        task = { uuid: randomUUID(), key, status: "pending", changedOn: Date.now(), subscribers: new Map(), timers: [] };
+        task = {
+          uuid: randomUUID(),
+          key,
+          status: "pending",
+          changedOn: Date.now(),
+          subscribers: new Map(),
+          timers: [],
+          abortable: body.abortable !== false,
+        };
         state.tasks.set(task.uuid, task);
         const current = task;
         current.timers.push(
@@ -320,6 +330,12 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       if (task.subscribers.size > 1) {
         task.subscribers.delete(who);
         return json(200, { message: "Unsubscribed from task", action: "unsubscribed", task: view() });
+      }
+      if (task.status === "in_progress" && !task.abortable) {
+        return message(
+          422,
+          `Task ${task.uuid} is in progress but has not registered an abort handler (is_abortable is not true)`,
+        );
       }
       setStatus(task, "aborted");
       return json(200, { message: "Task aborted", action: "aborted", task: view() });

@@ -125,14 +125,16 @@ test("per-tab detach: each tab's cancel carries its own tab_id", async () => {
   await context.close();
 });
 
-test("a 422 (already finished) is not retried", async () => {
+test("a 422 is not retried, and a running task's 422 is not 'finished'", async () => {
   const page = await openDashboard();
   await signIn(page, "1");
   const uuid = await startJob(page);
+  // A 422 while the task runs: its status, read back, says it runs on.
   app.state.faults.cancel.push(422);
   const { outcome } = await clickCancel(page, uuid);
-  assert.equal(outcome, "already_finished");
+  assert.equal(outcome, "refused");
   assert.equal(cancels(uuid).length, 1);
+  assert.equal(await page.locator(`#jobs tr[data-job-id="${uuid}"]`).count(), 1, "the record is kept");
   await page.context().close();
 });
 
@@ -168,5 +170,31 @@ test("the React dashboard, as npm start serves it under /react/: sign in, record
   await page.waitForSelector(`#jobs tr[data-job-id="${uuid}"] .outcome[data-outcome="cancelled"]`);
   assert.deepEqual(cancels(uuid).map((r) => r.body), [{ tab_id: await page.evaluate(() => sessionStorage.getItem("dashboard-tab-id")) }]);
   assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("Superset's two 422s: a running task without an abort handler is kept, a finished one finishes", async () => {
+  const page = await openDashboard();
+  await signIn(page, "1");
+  const uuid = await startJob(page);
+  // No abort handler, in progress: Superset's 422 "is in progress but has not registered an
+  // abort handler". The guard reads the task's status: it runs on, and the record stays.
+  const task = app.state.tasks.get(uuid);
+  task.abortable = false;
+  task.status = "in_progress";
+  const running = await clickCancel(page, uuid);
+  assert.equal(running.outcome, "refused");
+  assert.match(running.text, /cannot be stopped/);
+  assert.equal(cancels(uuid).length, 1, "one POST");
+  const row = page.locator(`#jobs tr[data-job-id="${uuid}"]`);
+  assert.equal(await row.count(), 1, "the record is kept");
+  assert.equal(await page.evaluate((id) => window.dashboard.guard.job(id)?.status, uuid), "in_progress");
+  // It ends while the page has not heard (no status change published): the next cancel gets
+  // "Task could not be aborted." and the status read back finishes the record.
+  task.status = "success";
+  const finished = await clickCancel(page, uuid);
+  assert.equal(finished.outcome, "already_finished");
+  assert.equal(cancels(uuid).length, 2);
+  assert.equal(await page.evaluate((id) => window.dashboard.guard.job(id)?.status, uuid), "success");
   await page.context().close();
 });
