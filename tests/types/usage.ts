@@ -68,14 +68,17 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
     cancelUrl: "/superset/api/v1/async_event/{job_id}/cancel",
     headers: { "X-CSRFToken": "token" },
     retry: { attempts: 4, baseDelayMs: 100, maxDelayMs: 2000 },
+    timeoutMs: 15000,
     fetch: (input, init) => fetch(input, init),
   });
   const controller = new AbortController();
   const outcome: CancelOutcome = await withHttp.cancel(record.job_id, { signal: controller.signal });
   if (outcome.outcome === "refused") {
-    // Narrowed: a refusal always says why.
-    const why: "no_session" | "unknown_job" | "already_finished" = outcome.reason;
-    text += why;
+    // Narrowed: a refusal says why when the guard or the task's status knows (a server's 403
+    // does not).
+    const why: "no_session" | "unknown_job" | "already_finished" | "not_abortable" | undefined =
+      outcome.reason;
+    text += why ?? "refused by the server";
   }
   const attempts: number = outcome.attempts;
   const httpStatus: number | null = outcome.httpStatus;
@@ -85,6 +88,8 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
 
   // @ts-expect-error a cancelled outcome carries no refusal reason
   const noReason: "unknown_job" = outcome.outcome === "cancelled" ? outcome.reason : "unknown_job";
+  // @ts-expect-error the timeout is a number of milliseconds
+  new JobGuard({ timeoutMs: "10s" });
   // @ts-expect-error retry counts are numbers
   new JobGuard({ retry: { attempts: "3" } });
   // @ts-expect-error header values are strings
