@@ -52,7 +52,7 @@ pub fn start(
     // The id its record is stored under (a task's uuid in any case): one cancel per record.
     let job_id = match inner.try_borrow() {
         Ok(guard) => {
-            let job_id = guard.store.record_id(&job_id);
+            let job_id = guard.store.record_id(&job_id).into_owned();
             if let Some((_, running)) = guard.cancels.iter().find(|(id, _)| *id == job_id) {
                 return running.clone();
             }
@@ -101,8 +101,8 @@ async fn run(
             CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
             _ => Contract::AsyncEvent,
         };
-        let options = &guard.options;
-        let flow = CancelFlow::new(&job_id, options.retry, contract, options.timeout_ms);
+        let (retry, timeout_ms) = (guard.options.retry, guard.options.timeout_ms);
+        let flow = CancelFlow::new(&job_id, retry, contract, timeout_ms);
         if let Some(refused) = flow.refusal(&check) {
             return refused;
         }
@@ -125,10 +125,13 @@ async fn run(
         });
         let sender = Sender {
             fetch: guard.fetch.clone(),
-            timeout_ms: options.timeout_ms as f64,
+            timeout_ms: timeout_ms as f64,
         };
         let logout = guard.logout_signal();
-        (flow, Aborts::new(sender, post, status, app_signal, logout))
+        (
+            flow,
+            Requests::new(sender, post, status, app_signal, logout),
+        )
     };
 
     let outcome = loop {
@@ -147,7 +150,7 @@ async fn run(
         }
         flow.sending();
         // `None`: this cancel was aborted before an answer came.
-        let Some(answer) = request.send(&request.post).await else {
+        let Some(answer) = request.send().await else {
             break flow.aborted();
         };
         match flow.after(&answer, DateClock.now_ms(), &mut MathRandom) {
@@ -195,7 +198,7 @@ enum Waited {
 /// The cancel's requests with their abort wiring: the app's signal and the guard's (logout,
 /// a session that ended or changed) abort this cancel's own controller, whose signal the
 /// requests and the waits listen to.
-struct Aborts {
+struct Requests {
     sender: Sender,
     post: Request,
     status: Option<Request>,
@@ -204,7 +207,7 @@ struct Aborts {
     abort: Option<Function>,
 }
 
-impl Aborts {
+impl Requests {
     fn new(
         sender: Sender,
         post: Request,
@@ -302,8 +305,8 @@ impl Aborts {
     }
 
     /// Sends the cancel request once. `None` when the cancel was aborted before its answer.
-    async fn send(&self, request: &Request) -> Option<Answer> {
-        let (response, status, deadline) = match self.fetch(request).await? {
+    async fn send(&self) -> Option<Answer> {
+        let (response, status, deadline) = match self.fetch(&self.post).await? {
             Ok(answered) => answered,
             Err(answer) => return Some(answer),
         };

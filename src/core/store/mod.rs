@@ -8,6 +8,8 @@
 //! counted in [`StoreStats`]. Writes the storage refuses are kept in memory
 //! ([`FallbackStorage`]): no operation fails because of storage.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::cancel::{decide, CancelCheck, CancelRefusal};
@@ -278,21 +280,23 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.stats.unknown_statuses = self.stats.unknown_statuses.saturating_add(1);
     }
 
-    /// The id a record of `id` is stored under: `id` itself, or for a task uuid spelt another
-    /// way (the upper case of a `202` body) its canonical lowercase form, as `recordTasks`
+    /// The id a record of `id` is stored under: `id` itself, or for a task uuid spelt in upper
+    /// case (as a `202` body may spell it) its canonical lowercase form, as `recordTasks`
     /// stores it. An exact record wins (an async_event job id is stored as given).
-    pub fn record_id(&self, id: &str) -> String {
+    pub fn record_id<'a>(&self, id: &'a str) -> Cow<'a, str> {
+        if !id.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Borrowed(id);
+        }
         match canonical_uuid(id) {
             Some(canonical)
-                if canonical != id
-                    && !matches!(
-                        self.storage.get::<JobRecord>(&self.keys.job(id)),
-                        Ok(Some(_))
-                    ) =>
+                if !matches!(
+                    self.storage.get::<JobRecord>(&self.keys.job(id)),
+                    Ok(Some(_))
+                ) =>
             {
-                canonical
+                Cow::Owned(canonical)
             }
-            _ => id.to_owned(),
+            _ => Cow::Borrowed(id),
         }
     }
 
@@ -324,7 +328,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// removed.
     pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
         let id = self.record_id(job_id);
-        let job_id = id.as_str();
+        let job_id = id.as_ref();
         let session = self.session();
         let record = match &session {
             Some(_) if is_valid_id(job_id) && !self.tabs.has_left(job_id) => self.load(job_id).ok(),

@@ -128,7 +128,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with, or
     /// else the app's `tabId` option when the record lists it (a reloaded tab).
     pub fn cancel_tab(&mut self, task_id: &str) -> Option<String> {
-        let task_id = &self.record_id(task_id);
+        let id = self.record_id(task_id);
+        let task_id: &str = &id;
         if let Some(own) = self.tabs.own_tab(task_id) {
             return Some(own.clone());
         }
