@@ -641,6 +641,11 @@ async fn two_cancels_of_one_job_at_once_send_one_request_and_share_its_outcome()
     let both = JsFuture::from(js_sys::Promise::all(&js_sys::Array::of2(&first, &second)))
         .await
         .unwrap();
+    // One outcome object, frozen: neither caller can change what the other reads.
+    let shared = js_sys::Reflect::get_u32(&both, 0).unwrap();
+    assert!(js_sys::Object::is_frozen(
+        shared.unchecked_ref::<js_sys::Object>()
+    ));
     let both = rust(&both);
     assert_eq!(both[0]["outcome"], "cancelled");
     assert_eq!(both[0], both[1]);

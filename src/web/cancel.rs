@@ -75,7 +75,11 @@ pub fn start(
             }
         }
         // A CancelOutcome always converts; the error would be resolved rather than thrown.
-        Ok(to_js(&outcome).unwrap_or_else(|e| e))
+        // Frozen: two callers sharing one cancel share its outcome, and neither can change
+        // what the other reads.
+        let outcome = to_js(&outcome).unwrap_or_else(|e| e);
+        let outcome: &Object = outcome.unchecked_ref();
+        Ok(Object::freeze(outcome).into())
     });
     // The future first runs in a later microtask: the entry is there before it can end.
     if let Ok(mut guard) = inner.try_borrow_mut() {

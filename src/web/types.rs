@@ -41,8 +41,12 @@ export interface JobMetadata {
   result_url?: string | null;
 }
 
-/** An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id. */
-export interface AsyncEvent extends JobMetadata {
+/**
+ * An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id.
+ * A status this guard does not know (one a later Superset adds) is skipped, not refused.
+ */
+export interface AsyncEvent extends Omit<JobMetadata, "status"> {
+  status: JobStatus | (string & {});
   id?: string;
 }
 
@@ -89,16 +93,22 @@ export type TaskSubmission =
   | { task_ids: string[]; cursor?: string; tab_id?: string | null }
   | { async_job: { task_id: string; cursor?: string; tab_id?: string | null } };
 
-/** The websocket's `task.status` payload. */
+/**
+ * The websocket's `task.status` payload. A status this guard does not know (one a later
+ * Superset adds) is skipped, not refused.
+ */
 export interface TaskStatusMessage {
   task_id: string;
-  status: TaskStatus;
+  status: TaskStatus | (string & {});
 }
 
-/** The answer of `GET /api/v1/task/status_changes`. */
+/**
+ * The answer of `GET /api/v1/task/status_changes`. An entry whose status this guard does not
+ * know is skipped; the others apply.
+ */
 export interface TaskStatusChanges {
-  statuses: Record<string, { status: TaskStatus; progress?: number | null }>;
-  cursor?: string;
+  statuses: Record<string, { status: TaskStatus | (string & {}); progress?: number | null }>;
+  cursor?: string | null;
 }
 
 export interface GuardOptions {
