@@ -1,4 +1,4 @@
-// Types of superset-job-guard/react (js/react.js).
+// Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
 import type { ReactNode } from "react";
 import type { CancelOutcome, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
 
@@ -25,11 +25,26 @@ export function useJobs(): readonly JobRecord[];
 export interface CancelState {
   /** Starts the cancel, or returns the running one's promise. Never rejects. */
   cancel: () => Promise<CancelOutcome>;
-  /** A cancel is running. */
+  /** A cancel of this job is running. */
   pending: boolean;
-  /** The last outcome, `message` ready to show; `null` before the first. */
+  /** The job's last outcome, `message` ready to show; `null` before the first or once dismissed. */
   outcome: CancelOutcome | null;
+  /** Forgets the job's last outcome. */
+  dismiss: () => void;
 }
 
-/** Cancels one job or task; aborted on unmount and on logout. */
+/**
+ * Cancels one job or task; follows the current `jobId`; the cancels it started are aborted on
+ * unmount and on logout. The outcome is kept with the guard (`useCancelOutcomes`).
+ */
 export function useCancel(jobId: string): CancelState;
+
+export interface CancelOutcomes {
+  /** The last cancel outcome of each job that has one, by job id, whether or not its record remains. */
+  outcomes: ReadonlyMap<string, CancelOutcome>;
+  /** Forgets one job's outcome, or every outcome without an argument. */
+  dismiss: (jobId?: string) => void;
+}
+
+/** Every job's last cancel outcome, kept after its record (and row) is gone, until dismissed or the session ends. */
+export function useCancelOutcomes(): CancelOutcomes;

@@ -1,16 +1,39 @@
-// superset-job-guard/react: the guard in a React app (React >= 18, a peer dependency).
+// superset-job-guard/react: the guard in a React app (React 16.8 to 19).
 //
 // One guard for the app (JobGuardProvider), its session and records as external stores
-// (useSyncExternalStore: a snapshot stays the same object until the guard announces a change,
-// this tab's or another tab's), and a cancel hook with its pending state and outcome.
+// (useSyncExternalStore through use-sync-external-store/shim, which is React's own hook from
+// React 18 on: a snapshot stays the same object until the guard announces a change, this tab's
+// or another tab's), and cancels with their pending state and outcome. The last outcome of each
+// job's cancel is kept with the guard, not the component, so it outlives the row that showed
+// the job (a `not_job_owner`, `left` or `already_finished` removes the record, and so the row),
+// until the app dismisses it or the session ends.
 // Plain JS (React.createElement): no JSX build step for the package.
-import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState } from "react";
+import { useSyncExternalStore } from "use-sync-external-store/shim";
 import { JobGuard } from "superset-job-guard";
 
 const GuardContext = createContext(null);
 const freed = new WeakSet();
 
+// The guards providers made: how many mounted providers hold each, and its pending free.
+const holders = new WeakMap();
 const pendingFree = new WeakMap();
+
+// The guard the current render made, with the options it was made from. StrictMode calls a
+// state initializer twice in one render (React 19) or renders a component twice (React 16.8 to
+// 18), and keeps one result: the second call, in the same turn with the same options, gets the
+// same guard, so none is made and dropped without free().
+let made = null;
+
+function makeGuard(options) {
+  if (made && made.options === options) return made.guard;
+  const guard = new JobGuard(options);
+  made = { options, guard };
+  queueMicrotask(() => {
+    if (made?.guard === guard) made = null;
+  });
+  return guard;
+}
 
 /**
  * Makes one guard for the app from `options` (read once) and frees it on unmount. Call the
@@ -19,14 +42,20 @@ const pendingFree = new WeakMap();
  *
  * The free waits for the next task: React's StrictMode unmounts and mounts again at once in
  * development, and the guard must live through that (a remount cancels the pending free).
+ * Providers that share a guard (the same options object, rendered together) free it with the
+ * last one.
  */
 export function JobGuardProvider({ options, guard: given, children }) {
-  const [own] = useState(() => (given ? null : new JobGuard(options)));
+  const [own] = useState(() => (given ? null : makeGuard(options)));
   useEffect(() => {
     if (!own) return undefined;
     clearTimeout(pendingFree.get(own));
     pendingFree.delete(own);
+    holders.set(own, (holders.get(own) ?? 0) + 1);
     return () => {
+      const left = holders.get(own) - 1;
+      holders.set(own, left);
+      if (left > 0) return;
       pendingFree.set(
         own,
         setTimeout(() => {
@@ -47,9 +76,11 @@ export function useJobGuard() {
   return guard;
 }
 
-// One store per guard: a version bumped by every change the guard announces, and the last
-// snapshot of each reading, kept until the version moves.
+// One store per guard: a version bumped by every change the guard announces, the last
+// snapshot of each reading (kept until the version moves), and the last cancel outcome of
+// each job (a new Map whenever it changes; emptied when the session ends).
 const stores = new WeakMap();
+const NO_OUTCOMES = new Map();
 
 function storeOf(guard) {
   let store = stores.get(guard);
@@ -58,13 +89,24 @@ function storeOf(guard) {
   const cache = new Map();
   let version = 0;
   let unsubscribe = null;
+  let outcomes = NO_OUTCOMES;
+  let pending = new Set();
+  const tell = () => {
+    for (const l of [...listeners]) l();
+  };
+  const setOutcomes = (next) => {
+    outcomes = next;
+    tell();
+  };
   store = {
     subscribe(listener) {
       listeners.add(listener);
       if (!unsubscribe && !freed.has(guard)) {
-        unsubscribe = guard.subscribe(() => {
+        unsubscribe = guard.subscribe((change) => {
           version += 1;
-          for (const l of [...listeners]) l();
+          // A session that ended (here or in another tab) takes its outcomes with it.
+          if (change.type !== "jobs_changed" && outcomes.size > 0) outcomes = NO_OUTCOMES;
+          tell();
         });
       }
       return () => {
@@ -82,15 +124,43 @@ function storeOf(guard) {
       cache.set(key, { version, value });
       return value;
     },
+    outcomes: () => outcomes,
+    keep(jobId, outcome) {
+      setOutcomes(new Map(outcomes).set(jobId, outcome));
+    },
+    dismiss(jobId) {
+      if (jobId === undefined) {
+        if (outcomes.size > 0) setOutcomes(NO_OUTCOMES);
+      } else if (outcomes.has(jobId)) {
+        const next = new Map(outcomes);
+        next.delete(jobId);
+        setOutcomes(next);
+      }
+    },
+    // The cancels running, by job id (one request per job, whichever component asks), and
+    // their ids as a snapshot (a new Set whenever it changes).
+    running: new Map(),
+    pending: () => pending,
+    run(jobId, promise) {
+      if (promise) store.running.set(jobId, promise);
+      else store.running.delete(jobId);
+      pending = new Set(store.running.keys());
+      tell();
+    },
   };
   stores.set(guard, store);
   return store;
 }
 
-function useGuardValue(key, compute, empty) {
+function useStore() {
   const guard = useJobGuard();
   const store = storeOf(guard);
   const subscribe = useCallback((l) => store.subscribe(l), [store]);
+  return { guard, store, subscribe };
+}
+
+function useGuardValue(key, compute, empty) {
+  const { guard, store, subscribe } = useStore();
   const snapshot = useCallback(() => store.read(key, () => compute(guard), empty), [store, guard, key]);
   return useSyncExternalStore(subscribe, snapshot, snapshot);
 }
@@ -108,49 +178,59 @@ export function useJobs() {
 }
 
 /**
- * Cancels one job or task: `{ cancel, pending, outcome }`. One request at a time per job (a
- * second `cancel()` while one runs gets the same promise); `outcome` is the last
- * `CancelOutcome`, its `message` ready to show. The hook follows its current `jobId`: when it
- * changes, `cancel()` cancels the new job, and `pending`/`outcome` are the new job's (a cancel
- * of the previous job still ends on its own). Cancels are aborted when the component unmounts
- * and on a logout (in this tab or another).
+ * The last cancel outcome of every job that has one, by job id, including jobs whose record
+ * the outcome removed (their rows are gone): `{ outcomes, dismiss }`. Kept until dismissed
+ * (`dismiss(jobId)`, or `dismiss()` for all) or until the session ends.
+ */
+export function useCancelOutcomes() {
+  const { store, subscribe } = useStore();
+  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
+  return { outcomes, dismiss: store.dismiss };
+}
+
+/**
+ * Cancels one job or task: `{ cancel, pending, outcome, dismiss }`. One request at a time per
+ * job (a second `cancel()` while one runs, from this component or another, gets the same
+ * promise); `outcome` is the job's last `CancelOutcome`, its `message` ready to show, kept
+ * with the guard (`useCancelOutcomes`) so that it outlives this component. The hook follows
+ * its current `jobId`: when it changes, `cancel()` cancels the new job, and `pending` and
+ * `outcome` are the new job's (a cancel of the previous job still ends on its own). The
+ * cancels this component started are aborted when it unmounts and on a logout (in this tab or
+ * another).
  */
 export function useCancel(jobId) {
-  const guard = useJobGuard();
-  const [state, setState] = useState({ jobId, pending: false, outcome: null });
-  const running = useRef(new Map()); // jobId -> { controller, promise }
-  const mounted = useRef(true);
+  const { guard, store, subscribe } = useStore();
+  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
+  const pending = useSyncExternalStore(subscribe, store.pending, store.pending);
+  const mine = useRef(new Set()); // the controllers of the cancels this component started
 
   useEffect(() => {
-    mounted.current = true;
-    const inFlight = running.current;
-    const off = storeOf(guard).subscribe(() => {
+    const started = mine.current;
+    const off = store.subscribe(() => {
       // A logout ends the cancels at once. (Another user signing in ends them in the guard.)
-      if (!guard.session) for (const { controller } of inFlight.values()) controller.abort();
+      if (!freed.has(guard) && !guard.session) for (const c of started) c.abort();
     });
     return () => {
-      mounted.current = false;
       off();
-      for (const { controller } of inFlight.values()) controller.abort();
+      for (const c of started) c.abort();
     };
-  }, [guard]);
+  }, [guard, store]);
 
   const cancel = useCallback(() => {
-    const inFlight = running.current;
-    const current = inFlight.get(jobId);
-    if (current) return current.promise;
+    const current = store.running.get(jobId);
+    if (current) return current;
     const controller = new AbortController();
-    setState({ jobId, pending: true, outcome: null });
+    mine.current.add(controller);
     const promise = guard.cancel(jobId, { signal: controller.signal }).then((outcome) => {
-      if (inFlight.get(jobId)?.promise === promise) inFlight.delete(jobId);
-      // Only the job the hook still follows shows its outcome.
-      if (mounted.current) setState((s) => (s.jobId === jobId ? { jobId, pending: false, outcome } : s));
+      mine.current.delete(controller);
+      if (store.running.get(jobId) === promise) store.run(jobId, null);
+      store.keep(jobId, outcome);
       return outcome;
     });
-    inFlight.set(jobId, { controller, promise });
+    store.run(jobId, promise);
     return promise;
-  }, [guard, jobId]);
+  }, [guard, store, jobId]);
 
-  const current = state.jobId === jobId ? state : { pending: false, outcome: null };
-  return { cancel, pending: current.pending, outcome: current.outcome };
+  const dismiss = useCallback(() => store.dismiss(jobId), [store, jobId]);
+  return { cancel, pending: pending.has(jobId), outcome: outcomes.get(jobId) ?? null, dismiss };
 }

@@ -22,6 +22,7 @@ const OUT = join(ROOT, "target", "consumers");
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
 
 let browser;
+let tarball;
 
 before(async () => {
   // The app resolves the package by name, installed from the tarball `npm pack` makes.
@@ -34,7 +35,8 @@ before(async () => {
   const [{ filename }] = JSON.parse(
     execFileSync("npm", ["pack", "--json", "--pack-destination", packs], { cwd: ROOT, encoding: "utf8" }),
   );
-  execFileSync("tar", ["-xzf", join(packs, filename), "-C", installed, "--strip-components=1"]);
+  tarball = join(packs, filename);
+  execFileSync("tar", ["-xzf", tarball, "-C", installed, "--strip-components=1"]);
   browser = await launch();
 });
 
@@ -136,7 +138,7 @@ async function reactSources() {
   const dir = join(HERE, ".react-app");
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  for (const file of ["index.html", "main.jsx", "App.jsx"]) {
+  for (const file of ["index.html", "main.jsx", "App.jsx", "setup.js"]) {
     await copyFile(join(ROOT, "www", "react", file), join(dir, file));
   }
   return dir;
@@ -155,6 +157,22 @@ async function serveWithApi(dir, fn) {
 async function reactFlow(dir) {
   await serveWithApi(dir, async (url, app) => {
     const context = await browser.newContext();
+    // Counts the BroadcastChannels the page opens and has not closed.
+    await context.addInitScript(() => {
+      const Original = window.BroadcastChannel;
+      let live = 0;
+      window.liveChannels = () => live;
+      window.BroadcastChannel = class extends Original {
+        constructor(name) {
+          super(name);
+          live += 1;
+        }
+        close() {
+          live -= 1;
+          super.close();
+        }
+      };
+    });
     const errors = [];
     const open = async () => {
       const page = await context.newPage();
@@ -164,6 +182,9 @@ async function reactFlow(dir) {
       return page;
     };
     const tab = await open();
+    // StrictMode without leaks: one guard, so one BroadcastChannel open (a guard made and
+    // dropped without free() keeps its own for the page's life).
+    assert.equal(await tab.evaluate(() => window.liveChannels()), 1, "one live BroadcastChannel");
     await tab.click("#login");
     await tab.waitForSelector("#session:has-text('user 1')");
     // Record: the row appears.
@@ -183,6 +204,18 @@ async function reactFlow(dir) {
     await tab.waitForSelector(`#jobs tr[data-job-id="${uuid}"] .outcome[data-outcome="cancelled"]`, { timeout: 10_000 });
     assert.equal(app.state.tasks.get(uuid).status, "aborted");
     assert.equal(app.cancelRequests(uuid).length, 2, "503, then 200");
+    // An outcome that removes the record outlives its row: the server no longer shows the
+    // task to alice (404), the row goes, the outcome stays until dismissed.
+    await tab.click("button.chart");
+    await tab.waitForFunction(() => document.querySelectorAll("#jobs tr").length === 2);
+    const gone = await tab.getAttribute("#jobs tr:nth-child(2)", "data-job-id");
+    app.state.tasks.get(gone).subscribers.delete("user:1");
+    await tab.click(`#jobs tr[data-job-id="${gone}"] button.cancel`);
+    await tab.waitForSelector(`#gone li[data-job-id="${gone}"][data-outcome="not_job_owner"]`);
+    assert.equal(await tab.locator(`#jobs tr[data-job-id="${gone}"]`).count(), 0, "the row is gone");
+    await tab.click(`#gone li[data-job-id="${gone}"] button.dismiss`);
+    await tab.waitForSelector(`#gone li[data-job-id="${gone}"]`, { state: "detached" });
+    app.state.tasks.get(gone).status = "failure"; // the next query is a new task
     // Unmount aborts a cancel in flight: a cancel that hangs on retries, then the table hides.
     await tab.click("button.chart");
     await tab.waitForFunction(() => document.querySelectorAll("#jobs tr").length === 2);
@@ -275,6 +308,49 @@ test("the React example bundled by webpack 5: record, cancel, unmount, logout in
   await reactFlow(dir);
 });
 
+/**
+ * A fresh app on React `version`: its own package.json, `npm install` of React and the
+ * tarball as a user runs it (no flags), the example's sources, bundled by Vite.
+ */
+async function reactVersionApp(version, main) {
+  const dir = join(OUT, `react-${version}-app`);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const pkg = {
+    name: `react-${version}-app`,
+    private: true,
+    type: "module",
+    dependencies: { react: `^${version}.0.0`, "react-dom": `^${version}.0.0`, "superset-job-guard": `file:${tarball}` },
+  };
+  await writeFile(join(dir, "package.json"), JSON.stringify(pkg, null, 2));
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "pipe" });
+  const installed = JSON.parse(await readFile(join(dir, "node_modules", "react", "package.json"), "utf8")).version;
+  assert.equal(installed.split(".")[0], String(version), `React ${installed}`);
+  for (const file of ["index.html", "App.jsx", "setup.js", "main.jsx"]) {
+    await copyFile(join(ROOT, "www", "react", file), join(dir, file));
+  }
+  if (main) await copyFile(main, join(dir, "main.jsx"));
+  const out = join(dir, "dist");
+  await viteBuild({
+    root: dir,
+    logLevel: "error",
+    configFile: false,
+    mode: "development",
+    define: { "process.env.NODE_ENV": JSON.stringify("development") },
+    esbuild: { jsx: "automatic" },
+    build: { outDir: out, emptyOutDir: true, target: "es2022", minify: false },
+  });
+  return out;
+}
+
+test("a React 17 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
+  await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx")));
+});
+
+test("a React 18 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
+  await reactFlow(await reactVersionApp(18));
+});
+
 test("React's useCancel follows its current jobId while a cancel of the previous job runs", async () => {
   const src = join(HERE, ".hooks-app");
   await rm(src, { recursive: true, force: true });
@@ -311,7 +387,9 @@ test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; 
   assert.match(await readFile(join(installed, "CHANGELOG.md"), "utf8"), /^# Changelog\n\n## 0\.1\.0/);
   const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
   assert.equal(manifest.license, "Apache-2.0");
-  assert.deepEqual(manifest.peerDependencies, { react: ">=18" });
+  // React 16.8 to 19 (React 17 apps must install it), through use-sync-external-store's shim.
+  assert.deepEqual(manifest.peerDependencies, { react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0" });
+  assert.deepEqual(manifest.dependencies, { "use-sync-external-store": "^1.2.0" });
   assert.equal(manifest.exports["./react"].default, "./js/react.js");
   for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
 });

@@ -1,6 +1,13 @@
 // Typed React usage of superset-job-guard/react, compiled with `tsc --strict` (JSX) by npm test.
 import init, { type CancelOutcome, type JobRecord } from "superset-job-guard";
-import { JobGuardProvider, useCancel, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
+import {
+  JobGuardProvider,
+  useCancel,
+  useCancelOutcomes,
+  useJobGuard,
+  useJobs,
+  useSession,
+} from "superset-job-guard/react";
 
 function Row({ job }: { job: JobRecord }) {
   const { cancel, pending, outcome } = useCancel(job.job_id);
@@ -19,6 +26,21 @@ function Row({ job }: { job: JobRecord }) {
   );
 }
 
+function Gone({ jobs }: { jobs: readonly JobRecord[] }) {
+  // Outcomes whose record is gone (not_job_owner, left, already_finished) stay readable.
+  const { outcomes, dismiss } = useCancelOutcomes();
+  const gone = [...outcomes.values()].filter((o) => !jobs.some((j) => j.job_id === o.jobId));
+  return (
+    <ul>
+      {gone.map((o) => (
+        <li key={o.jobId}>
+          {o.message} <button onClick={() => dismiss(o.jobId)}>Dismiss</button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function Jobs() {
   const jobs: readonly JobRecord[] = useJobs();
   const session = useSession();
@@ -29,6 +51,9 @@ function Jobs() {
   return (
     <table data-user={user ?? ""}>
       <tbody>{jobs.map((job) => <Row key={job.job_id} job={job} />)}</tbody>
+      <caption>
+        <Gone jobs={jobs} />
+      </caption>
     </table>
   );
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { useCancel, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
+import { useCancel, useCancelOutcomes, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
 
 /** The app's own requests: same-origin cookies and Superset's CSRF header. */
 export const api = {
@@ -128,7 +128,24 @@ function Jobs() {
         </tbody>
       </table>
       {jobs.length === 0 && <p id="empty" className="hint">No jobs.</p>}
+      <Gone jobs={jobs} />
     </section>
+  );
+}
+
+/** Outcomes whose record is gone (not job owner, left, already finished): their rows are too. */
+function Gone({ jobs }) {
+  const { outcomes, dismiss } = useCancelOutcomes();
+  const gone = [...outcomes.values()].filter((o) => !jobs.some((j) => j.job_id === o.jobId));
+  return (
+    <ul id="gone">
+      {gone.map((o) => (
+        <li key={o.jobId} data-job-id={o.jobId} data-outcome={o.outcome}>
+          {o.jobId.slice(0, 8)}: {o.message}{" "}
+          <button type="button" className="secondary dismiss" onClick={() => dismiss(o.jobId)}>Dismiss</button>
+        </li>
+      ))}
+    </ul>
   );
 }
 
