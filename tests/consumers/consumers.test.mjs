@@ -380,6 +380,47 @@ test("React's useCancel follows its current jobId while a cancel of the previous
   });
 });
 
+// ---- TypeScript, as apps configure it ----
+
+/**
+ * `tsc --strict` over tests/types/usage.ts and react.tsx in an app beside the installed tarball,
+ * under `moduleResolution` `resolution`, with the default `lib` and `skipLibCheck` off.
+ * Superset's own tsconfig uses `"moduleResolution": "node"`.
+ */
+function typecheck(resolution) {
+  const dir = join(HERE, `.types-${resolution}`);
+  return (async () => {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    for (const file of ["usage.ts", "react.tsx"]) await copyFile(join(ROOT, "tests", "types", file), join(dir, file));
+    const module = { node: "esnext", node16: "node16", bundler: "esnext" }[resolution];
+    const compilerOptions = {
+      target: "es2020",
+      module,
+      moduleResolution: resolution,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      jsx: "react-jsx",
+      types: [],
+    };
+    await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["usage.ts", "react.tsx"] }));
+    // An ES-module app (node16 reads the app's own package.json for that).
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: `types-${resolution}`, private: true, type: "module" }));
+    try {
+      execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
+    } catch (e) {
+      assert.fail(`tsc under moduleResolution ${resolution}:\n${e.stdout}${e.stderr}`);
+    }
+  })();
+}
+
+for (const resolution of ["node", "node16", "bundler"]) {
+  test(`the types resolve under moduleResolution "${resolution}", default lib, skipLibCheck off (plain and React)`, async () => {
+    await typecheck(resolution);
+  });
+}
+
 test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
   const installed = join(HERE, "node_modules", "superset-job-guard");
   for (const file of ["js/react.js", "js/react.d.ts", "LICENSE", "CHANGELOG.md"]) {
