@@ -37,7 +37,7 @@ function makeGuard(options) {
 
 /**
  * Makes one guard for the app from `options` (read once) and frees it on unmount. Call the
- * package's `init()` before rendering it (with webpack's build it does nothing). A `guard`
+ * package's `init()` before rendering it. A `guard`
  * made by the app may be passed instead; the app frees that one.
  *
  * The free waits for the next task: React's StrictMode unmounts and mounts again at once in

@@ -1,7 +1,8 @@
 // The package as an app's bundler sees it: `npm pack` makes the tarball a registry would get,
-// it is unpacked as tests/consumers/node_modules/superset-job-guard, and tests/consumers/app.js
-// imports "superset-job-guard" by name and is bundled by webpack 5 (asyncWebAssembly, the
-// bundler Superset's frontend uses) and by Vite 7; each bundle is loaded in headless Chromium and
+// it is unpacked as tests/consumers/node_modules/superset-job-guard (or `npm install`ed into a
+// fresh app), and tests/consumers/app.js imports "superset-job-guard" by name and is bundled by
+// webpack 5 (the bundler Superset's frontend uses) and by Vite 7, and served by their dev
+// servers, each with the app's default configuration; each is loaded in headless Chromium and
 // records and checks one job. (So a file missing from `files` fails here.)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,8 @@ import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import webpack from "webpack";
-import { build as viteBuild } from "vite";
+import WebpackDevServer from "webpack-dev-server";
+import { build as viteBuild, createServer as createViteServer } from "vite";
 
 import { launch } from "../e2e/browser.mjs";
 
@@ -88,32 +90,102 @@ const expected = {
   afterFree: "freed",
 };
 
-test("webpack 5 (asyncWebAssembly) bundles the package's bundler build", async () => {
-  const dir = join(OUT, "webpack");
+/** webpack 5 over app.js with the app's default configuration, plus `extra`. */
+function webpackConfig(dir, extra = {}) {
+  return { mode: "production", context: HERE, entry: "./app.js", output: { path: dir, filename: "main.js" }, ...extra };
+}
+
+for (const [name, extra] of [
+  ["its default configuration", {}],
+  ["asyncWebAssembly on", { experiments: { asyncWebAssembly: true } }],
+]) {
+  test(`webpack 5 with ${name} bundles the package, the .wasm as an asset`, async () => {
+    const dir = join(OUT, `webpack-${extra.experiments ? "async" : "default"}`);
+    await rm(dir, { recursive: true, force: true });
+    const stats = await new Promise((resolve, reject) =>
+      webpack(webpackConfig(dir, extra), (err, s) => (err ? reject(err) : resolve(s))),
+    );
+    assert.equal(stats.hasErrors(), false, stats.toString("errors-only"));
+    const emitted = stats.toJson({ assets: true }).assets.map((a) => a.name);
+    assert.ok(emitted.some((n) => n.endsWith(".wasm")), `a .wasm asset: ${emitted}`);
+    await writeFile(join(dir, "index.html"), '<!doctype html><body><script src="main.js"></script></body>');
+    const { result, errors } = await runInChromium(dir);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(result, expected);
+  });
+}
+
+/** Opens `url` in Chromium and reads the result app.js leaves on the page. */
+async function resultAt(url) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  // wasm-bindgen's warning when the .wasm comes with the wrong MIME type, and failed requests
+  // (but the browser's own favicon probe).
+  page.on("console", (m) => m.type() !== "log" && /instantiateStreaming|Wasm/i.test(m.text()) && errors.push(m.text()));
+  page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+  await page.goto(url);
+  await page.waitForSelector("body[data-result]", { state: "attached", timeout: 30_000 });
+  const result = JSON.parse(await page.getAttribute("body", "data-result"));
+  await page.close();
+  return { result, errors };
+}
+
+/** A fresh app folder: its own package.json, and `npm install` (no flags) of `dependencies`
+ * and the tarball, as a user runs it. */
+async function freshApp(name, dependencies = {}) {
+  const dir = join(OUT, name);
   await rm(dir, { recursive: true, force: true });
-  const stats = await new Promise((resolve, reject) =>
-    webpack(
-      {
-        mode: "production",
-        context: HERE,
-        entry: "./app.js",
-        output: { path: dir, filename: "main.js", publicPath: "auto" },
-        experiments: { asyncWebAssembly: true, topLevelAwait: true },
-        performance: { hints: false },
-      },
-      (err, s) => (err ? reject(err) : resolve(s)),
-    ),
-  );
-  assert.equal(stats.hasErrors(), false, stats.toString("errors-only"));
-  const json = stats.toJson({ assets: true, modules: true });
-  const emitted = json.assets.map((a) => a.name);
-  assert.ok(emitted.some((n) => n.endsWith(".wasm")), `a .wasm asset: ${emitted}`);
-  const modules = json.modules.map((m) => m.name).join("\n");
-  assert.match(modules, /js\/bundler\.js/, "the \"webpack\" export condition picked the bundler build");
-  await writeFile(join(dir, "index.html"), '<!doctype html><body><script src="main.js"></script></body>');
-  const { result, errors } = await runInChromium(dir);
-  assert.deepEqual(errors, []);
-  assert.deepEqual(result, expected);
+  await mkdir(dir, { recursive: true });
+  const pkg = { name, private: true, type: "module", dependencies: { ...dependencies, "superset-job-guard": `file:${tarball}` } };
+  await writeFile(join(dir, "package.json"), JSON.stringify(pkg, null, 2));
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "pipe" });
+  return dir;
+}
+
+/** A fresh app of app.js alone. */
+async function plainApp(name) {
+  const dir = await freshApp(name);
+  await copyFile(join(HERE, "app.js"), join(dir, "app.js"));
+  await writeFile(join(dir, "index.html"), '<!doctype html><body><script type="module" src="./app.js"></script></body>');
+  return dir;
+}
+
+test("Vite 7's dev server, with the app's default configuration (it pre-bundles the package)", async () => {
+  const dir = await plainApp("vite-dev-app");
+  const server = await createViteServer({
+    root: dir,
+    logLevel: "error",
+    server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+  });
+  await server.listen();
+  try {
+    const { port } = server.httpServer.address();
+    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(result, expected);
+    // It did pre-bundle the package: what the fix is for.
+    const deps = await readdir(join(dir, "node_modules", ".vite", "deps"));
+    assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
+  } finally {
+    await server.close();
+  }
+});
+
+test("webpack 5's dev server, with the app's default configuration", async () => {
+  const dir = await plainApp("webpack-dev-app");
+  const compiler = webpack({ mode: "development", context: dir, entry: "./app.js", output: { path: join(dir, "dist"), filename: "main.js" } });
+  await writeFile(join(dir, "index.html"), '<!doctype html><body><script src="/main.js"></script></body>');
+  const server = new WebpackDevServer({ host: "127.0.0.1", port: 0, hot: false, liveReload: false, client: false, static: { directory: dir, watch: false } }, compiler);
+  await server.start();
+  try {
+    const { port } = server.server.address();
+    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(result, expected);
+  } finally {
+    await server.stop();
+  }
 });
 
 test("Vite 7 bundles the package's ES-module build", async () => {
@@ -297,7 +369,6 @@ test("the React example bundled by webpack 5: record, cancel, unmount, logout in
         entry: "./main.jsx",
         output: { path: dir, filename: "main.js", publicPath: "auto" },
         module: { rules: [{ test: /\.jsx$/, loader: join(HERE, "jsx-loader.cjs") }] },
-        experiments: { asyncWebAssembly: true, topLevelAwait: true },
         performance: { hints: false },
       },
       (err, s) => (err ? reject(err) : resolve(s)),
@@ -315,17 +386,7 @@ test("the React example bundled by webpack 5: record, cancel, unmount, logout in
  * tarball as a user runs it (no flags), the example's sources, bundled by Vite.
  */
 async function reactVersionApp(version, main) {
-  const dir = join(OUT, `react-${version}-app`);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const pkg = {
-    name: `react-${version}-app`,
-    private: true,
-    type: "module",
-    dependencies: { react: `^${version}.0.0`, "react-dom": `^${version}.0.0`, "superset-job-guard": `file:${tarball}` },
-  };
-  await writeFile(join(dir, "package.json"), JSON.stringify(pkg, null, 2));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "pipe" });
+  const dir = await freshApp(`react-${version}-app`, { react: `^${version}.0.0`, "react-dom": `^${version}.0.0` });
   const installed = JSON.parse(await readFile(join(dir, "node_modules", "react", "package.json"), "utf8")).version;
   assert.equal(installed.split(".")[0], String(version), `React ${installed}`);
   for (const file of ["index.html", "App.jsx", "setup.js", "main.jsx"]) {

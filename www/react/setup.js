@@ -5,7 +5,7 @@ import init from "superset-job-guard";
 
 import { api } from "./App.jsx";
 
-await init(); // fetches the .wasm (webpack's build: nothing to do)
+await init(); // fetches the .wasm, once per page
 export const me = await (await fetch("/api/v1/me/", { credentials: "same-origin" })).json();
 api.contract = me.contract === "async_event" ? "async_event" : "task";
 // One tab id per tab, kept in sessionStorage (it survives a reload, and each tab has its own),
