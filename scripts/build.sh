@@ -6,10 +6,14 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 # --mode no-install: use the wasm-bindgen on PATH (bootstrap.sh pins it), never download one.
 wasm-pack build --target web --release --mode no-install --no-pack "$@"
+# The CommonJS build for `require` (Node, Jest): js/node.cjs loads it.
+wasm-pack build --target nodejs --release --mode no-install --no-pack --out-dir pkg/node "$@"
 # wasm-pack writes a `.gitignore` of `*` into its output folder; npm pack honours it and would
 # leave pkg/snippets/ out of the package. The repository's own .gitignore already keeps pkg/
 # out of git. A bundler build of an earlier version goes.
-rm -rf pkg/.gitignore pkg/bundler
+# wasm-pack also writes a package.json of the crate's npm dependencies there, which would make
+# Node and TypeScript read pkg/ as CommonJS: the repository's package.json is the package's.
+rm -rf pkg/.gitignore pkg/node/.gitignore pkg/package.json pkg/bundler
 # wasm-opt from the npm package binaryen (never Debian's: its wasm-opt 108 makes modules that
 # fail to load), with the wasm features the module uses. -O1 with dead-argument elimination,
 # until nothing changes: the higher levels inline more and make the module larger gzipped
@@ -17,10 +21,12 @@ rm -rf pkg/.gitignore pkg/bundler
 # and producers sections go too.
 features=(--enable-reference-types --enable-bulk-memory --enable-sign-ext --enable-mutable-globals
   --enable-nontrapping-float-to-int --enable-multivalue)
-wasm=pkg/superset_job_guard_bg.wasm
-node_modules/.bin/wasm-opt -O1 --dae-optimizing --converge --strip-target-features --strip-producers \
-  "${features[@]}" "$wasm" -o "$wasm"
-# Minified glue and snippets: scripts/minify.mjs.
+for wasm in pkg/superset_job_guard_bg.wasm pkg/node/superset_job_guard_bg.wasm; do
+  node_modules/.bin/wasm-opt -O1 --dae-optimizing --converge --strip-target-features --strip-producers \
+    "${features[@]}" "$wasm" -o "$wasm"
+done
+# Minified glue and snippets: scripts/minify.mjs; the CommonJS build's snippets as CommonJS.
 node scripts/minify.mjs
+node scripts/node-build.mjs
 # The React dashboard example (www/react/), served by `npm start` under /react/.
 node scripts/react-example.mjs

@@ -9,9 +9,10 @@ import { transformSync } from "esbuild";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = join(root, "pkg");
 
+// The ES-module build only: pkg/node/ (CommonJS, for Node) is scripts/node-build.mjs's.
 const scripts = readdirSync(pkg, { recursive: true })
   .map(String)
-  .filter((f) => f.endsWith(".js"))
+  .filter((f) => f.endsWith(".js") && !f.startsWith("node/"))
   .map((f) => join(pkg, f));
 
 for (const path of scripts) {

@@ -8,7 +8,10 @@
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal, BroadcastChannel, MessageEvent, StorageEvent};
+use web_sys::{
+    AbortController, AbortSignal, BroadcastChannel, EventTarget, MessageEvent, Storage,
+    StorageEvent,
+};
 
 /// `target[name]`, through `Reflect.get` (which catches): a getter that throws is an `Err`.
 /// Values stay `JsValue`s and are read in Rust, so nothing the page chose is coerced outside
@@ -20,6 +23,23 @@ fn get(target: &JsValue, name: &str) -> Result<JsValue, JsValue> {
 /// Calls `target[name]()`; a method that is missing or throws is an `Err`.
 fn call(target: &JsValue, name: &str) -> Result<JsValue, JsValue> {
     get(target, name)?.dyn_into::<Function>()?.call0(target)
+}
+
+/// The page's global object, as an event target: one with a `document` and `addEventListener`
+/// (a browser page, or jsdom, whose window is no `Window` by `instanceof`: web-sys's
+/// `window()` finds none there). `None` in Node and workers.
+pub fn page() -> Option<EventTarget> {
+    let global: JsValue = js_sys::global().into();
+    let document = get(&global, "document").ok()?;
+    let listen = get(&global, "addEventListener").ok()?;
+    (document.is_object() && listen.is_function()).then(|| global.unchecked_into())
+}
+
+/// The page's `localStorage`: `Ok(None)` when there is none (`null`, or not a page), `Err`
+/// with what its getter threw (a `SecurityError` where storage is denied).
+pub fn local_storage(page: &EventTarget) -> Result<Option<Storage>, JsValue> {
+    let storage = get(page, "localStorage")?;
+    Ok(storage.is_object().then(|| storage.unchecked_into()))
 }
 
 /// Whether `signal` is aborted; one that cannot be read is not (its `abort` event, if it

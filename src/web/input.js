@@ -22,6 +22,8 @@ export function plain(value, take) {
 }
 
 function copy(value) {
+  // jsdom (Jest's browser environment) has no structuredClone.
+  if (typeof structuredClone !== "function") return shown(value, 0);
   try {
     return structuredClone(value);
   } catch (e) {

@@ -27,6 +27,7 @@ use crate::core::storage::{KeyValue, MemoryStorage};
 use crate::core::store::JobStore;
 
 use super::clock::DateClock;
+use super::dom;
 
 #[wasm_bindgen(module = "/src/web/storage.js")]
 extern "C" {
@@ -75,9 +76,8 @@ impl LocalBackend {
     /// test uses `probe_key` and removes it at once.
     pub fn open(probe_key: &str) -> Result<Self, StorageError> {
         let unavailable = |m: &str| StorageError::new(StorageErrorKind::Unavailable, m);
-        let window =
-            web_sys::window().ok_or_else(|| unavailable("no window: not a browser page"))?;
-        let raw = match window.local_storage() {
+        let page = dom::page().ok_or_else(|| unavailable("no window: not a browser page"))?;
+        let raw = match dom::local_storage(&page) {
             Ok(Some(raw)) => raw,
             Ok(None) => return Err(unavailable("window.localStorage is null")),
             Err(e) => return Err(storage_error(&e, StorageErrorKind::Unavailable)),

@@ -207,7 +207,7 @@ struct Opener {
 impl TabSync {
     /// Listens for other tabs' changes to the guard's namespace.
     pub fn start(namespace: &str, inner: Host, listeners: Rc<RefCell<Listeners>>) -> Self {
-        let window = web_sys::window();
+        let window = dom::page();
         let on_storage = window.as_ref().map(|window| {
             let inner = inner.clone();
             let listeners = Rc::clone(&listeners);
@@ -306,7 +306,7 @@ impl TabSync {
 
 impl Drop for TabSync {
     fn drop(&mut self) {
-        if let (Some(window), Some(closure)) = (web_sys::window(), &self.on_storage) {
+        if let (Some(window), Some(closure)) = (dom::page(), &self.on_storage) {
             let _ = window
                 .remove_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
         }

@@ -441,39 +441,59 @@ test("React's useCancel follows its current jobId while a cancel of the previous
   });
 });
 
+// ---- Jest, as Superset's frontend tests run (jsdom) ----
+
+test("Jest 28 with jsdom requires the real guard (the CommonJS build), from the tarball", async () => {
+  // Jest 29 and 30 do not install from this machine's registry (@babel packages it lacks):
+  // 28 is the newest that does; its jsdom environment has no TextDecoder or structuredClone.
+  const dir = await freshApp("jest-app", { jest: "28.1.3", "jest-environment-jsdom": "28.1.3" });
+  await copyFile(join(HERE, "jest", "guard.jest.js"), join(dir, "guard.test.js"));
+  let output;
+  try {
+    output = execFileSync(join(dir, "node_modules", ".bin", "jest"), ["--ci", "--colors=false"], {
+      cwd: dir,
+      encoding: "utf8",
+      stdio: "pipe",
+    });
+  } catch (e) {
+    assert.fail(`jest failed:\n${e.stdout}${e.stderr}`);
+  }
+  assert.equal(typeof output, "string");
+});
+
 // ---- TypeScript, as apps configure it ----
 
 /**
- * `tsc --strict` over tests/types/usage.ts and react.tsx in an app beside the installed tarball,
- * under `moduleResolution` `resolution`, with the default `lib` and `skipLibCheck` off.
- * Superset's own tsconfig uses `"moduleResolution": "node"`.
+ * `tsc --strict` over tests/types/usage.ts (and react.tsx, in an ES-module app) in an app beside
+ * the installed tarball, under `moduleResolution` `resolution`, with the default `lib` and
+ * `skipLibCheck` off. Superset's own tsconfig uses `"moduleResolution": "node"`. A CommonJS app
+ * under node16 gets the `require` build's types.
  */
-function typecheck(resolution) {
-  const dir = join(HERE, `.types-${resolution}`);
-  return (async () => {
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    for (const file of ["usage.ts", "react.tsx"]) await copyFile(join(ROOT, "tests", "types", file), join(dir, file));
-    const module = { node: "esnext", node16: "node16", bundler: "esnext" }[resolution];
-    const compilerOptions = {
-      target: "es2020",
-      module,
-      moduleResolution: resolution,
-      strict: true,
-      noEmit: true,
-      skipLibCheck: false,
-      jsx: "react-jsx",
-      types: [],
-    };
-    await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["usage.ts", "react.tsx"] }));
-    // An ES-module app (node16 reads the app's own package.json for that).
-    await writeFile(join(dir, "package.json"), JSON.stringify({ name: `types-${resolution}`, private: true, type: "module" }));
-    try {
-      execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
-    } catch (e) {
-      assert.fail(`tsc under moduleResolution ${resolution}:\n${e.stdout}${e.stderr}`);
-    }
-  })();
+async function typecheck(resolution, type = "module") {
+  const dir = join(HERE, `.types-${resolution}-${type}`);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const files = type === "module" ? ["usage.ts", "react.tsx"] : ["usage.ts"];
+  for (const file of files) await copyFile(join(ROOT, "tests", "types", file), join(dir, file));
+  const module = { node: "esnext", node16: "node16", bundler: "esnext" }[resolution];
+  const compilerOptions = {
+    target: "es2020",
+    module,
+    moduleResolution: resolution,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+    jsx: "react-jsx",
+    types: [],
+  };
+  await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files }));
+  // node16 reads the app's own package.json for its module type.
+  await writeFile(join(dir, "package.json"), JSON.stringify({ name: `types-${resolution}`, private: true, type }));
+  try {
+    execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
+  } catch (e) {
+    assert.fail(`tsc under moduleResolution ${resolution} (${type}):\n${e.stdout}${e.stderr}`);
+  }
 }
 
 for (const resolution of ["node", "node16", "bundler"]) {
@@ -481,6 +501,10 @@ for (const resolution of ["node", "node16", "bundler"]) {
     await typecheck(resolution);
   });
 }
+
+test(`a CommonJS app under moduleResolution "node16" gets the require build's types`, async () => {
+  await typecheck("node16", "commonjs");
+});
 
 test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
   const installed = join(HERE, "node_modules", "superset-job-guard");
