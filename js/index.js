@@ -1,19 +1,38 @@
 // The package's entry for every bundler and browser: wasm-pack's `--target web` build, with
-// JobGuard wrapped (js/freeable.js) and an init() that finds the .wasm under Vite's dev server.
-// docs/building.md says more.
+// JobGuard wrapped (js/freeable.js) and an init() that finds the .wasm where a dev server or
+// bundler left it behind. docs/building.md says more.
 import load, { JobGuard as Base, __freedError } from "../pkg/superset_job_guard.js";
 import { freeable } from "./freeable.js";
 
 export * from "../pkg/superset_job_guard.js";
 export const JobGuard = freeable(Base, __freedError);
 
-// Vite's dev server bundles this file into node_modules/.vite/deps/ without the .wasm (and
-// answers for it with index.html): there, the .wasm comes from the package's own folder. The
-// path is made at run time, so that no bundler takes it for an asset.
+// The package's own .wasm, relative to `base`; made at run time, so that no bundler takes the
+// path for an asset of its own.
+const own = (base, up) => new URL([...up, "superset-job-guard", "pkg", "superset_job_guard_bg.wasm"].join("/"), base);
+
+// Without an argument: the .wasm beside the glue, as wasm-bindgen finds it. Vite's dev server
+// bundles this file into node_modules/.vite/deps/ without the .wasm (and answers for it with
+// index.html): there it comes from the package's folder at once. Where the .wasm beside the
+// bundle is missing (esbuild copies no assets), the page's node_modules/ is tried next.
 export default function init(input) {
+  // Once per page; a failed load may be tried again.
+  loaded ??= start(input).catch((e) => {
+    loaded = undefined;
+    throw e;
+  });
+  return loaded;
+}
+
+let loaded;
+
+async function start(input) {
+  if (input !== undefined) return load(input);
   const here = new URL(import.meta.url);
-  if (input === undefined && /\/node_modules\/\.vite\/deps(_temp_[^/]*)?\/[^/]*$/.test(here.pathname)) {
-    input = { module_or_path: new URL(["..", "..", "superset-job-guard", "pkg", "superset_job_guard_bg.wasm"].join("/"), here) };
+  if (/\/node_modules\/\.vite\/deps(_temp_[^/]*)?\/[^/]*$/.test(here.pathname)) {
+    return load({ module_or_path: own(here, ["..", ".."]) });
   }
-  return load(input);
+  const response = await fetch(new URL("../pkg/superset_job_guard_bg.wasm", import.meta.url));
+  if (response.ok || typeof location === "undefined") return load({ module_or_path: response });
+  return load({ module_or_path: own(location.href, ["", "node_modules"]) });
 }

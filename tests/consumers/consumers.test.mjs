@@ -12,6 +12,7 @@ import { mkdir, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promi
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import * as esbuild from "esbuild";
 import webpack from "webpack";
 import WebpackDevServer from "webpack-dev-server";
 import { build as viteBuild, createServer as createViteServer } from "vite";
@@ -169,6 +170,21 @@ test("Vite 7's dev server, with the app's default configuration (it pre-bundles 
     assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
   } finally {
     await server.close();
+  }
+});
+
+test("esbuild's serve, bundling with its defaults (it copies no .wasm: the page's node_modules/ has it)", async () => {
+  const dir = await plainApp("esbuild-serve-app");
+  await writeFile(join(dir, "index.html"), '<!doctype html><body><script type="module" src="/dist/app.js"></script></body>');
+  const context = await esbuild.context({ absWorkingDir: dir, entryPoints: ["app.js"], bundle: true, format: "esm", outdir: "dist", logLevel: "silent" });
+  try {
+    const { port } = await context.serve({ servedir: dir, host: "127.0.0.1" });
+    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+    // The .wasm beside the bundle is missing (a 404 the browser reports); the next try finds it.
+    assert.deepEqual(errors.filter((e) => !/^404 .*\/pkg\/superset_job_guard_bg\.wasm$/.test(e)), []);
+    assert.deepEqual(result, expected);
+  } finally {
+    await context.dispose();
   }
 });
 
