@@ -430,6 +430,10 @@ test("a React 18 app installs the tarball with plain npm install; the hooks work
   await reactFlow(await reactVersionApp(18));
 });
 
+test("a React 19 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
+  await reactFlow(await reactVersionApp(19));
+});
+
 test("React's useCancel follows its current jobId while a cancel of the previous job runs", async () => {
   const src = join(HERE, ".hooks-app");
   await rm(src, { recursive: true, force: true });
