@@ -355,18 +355,24 @@ test("the React example bundled by Vite 7: record, cancel, unmount, logout in an
   await reactFlow(dir);
 });
 
-test("the React example in React's development build (StrictMode mounts everything twice)", async () => {
-  const src = await reactSources();
-  const dir = join(OUT, "react-vite-dev");
-  await viteBuild({
-    root: src,
+/** Vite's build of `root` into `outDir` in development mode: React's development build, whose
+ * StrictMode mounts everything twice. */
+function viteDevelopmentBuild(root, outDir) {
+  return viteBuild({
+    root,
     logLevel: "error",
     configFile: false,
     mode: "development",
     define: { "process.env.NODE_ENV": JSON.stringify("development") },
     esbuild: { jsx: "automatic" },
-    build: { outDir: dir, emptyOutDir: true, target: "es2022", minify: false },
+    build: { outDir, emptyOutDir: true, target: "es2022", minify: false },
   });
+}
+
+test("the React example in React's development build (StrictMode mounts everything twice)", async () => {
+  const src = await reactSources();
+  const dir = join(OUT, "react-vite-dev");
+  await viteDevelopmentBuild(src, dir);
   const bundle = await readFile(join(dir, "assets", (await readdir(join(dir, "assets"))).find((f) => f.endsWith(".js"))), "utf8");
   assert.match(bundle, /StrictMode/);
   assert.match(bundle, /react-dom\.development|Warning: |checkPropTypes|__REACT_DEVTOOLS_GLOBAL_HOOK__/, "React's development build");
@@ -410,15 +416,7 @@ async function reactVersionApp(version, main) {
   }
   if (main) await copyFile(main, join(dir, "main.jsx"));
   const out = join(dir, "dist");
-  await viteBuild({
-    root: dir,
-    logLevel: "error",
-    configFile: false,
-    mode: "development",
-    define: { "process.env.NODE_ENV": JSON.stringify("development") },
-    esbuild: { jsx: "automatic" },
-    build: { outDir: out, emptyOutDir: true, target: "es2022", minify: false },
-  });
+  await viteDevelopmentBuild(dir, out);
   return out;
 }
 
