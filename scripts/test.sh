@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm test: native core tests, browser tests in Chromium and Firefox, then the built package
-# (Node API tests, TypeScript types), the reference server, the dashboard end to end, and the
-# guard on a real Superset 6.1.0. Ends with one count line.
+# (Node API tests, `require`, TypeScript types), the reference server, the packed package in
+# apps, the dashboard end to end, and the guard on a real Superset 6.1.0. Ends with one count
+# line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -33,7 +34,7 @@ echo "types: ok"
 step "reference server's own rules (node --test)"
 node --test tests/server/ 2>&1 | tee -a "$log"
 
-step "the package in apps' bundlers, plain and React (superset-job-guard/react): webpack 5 and Vite 7, in Chromium (node --test)"
+step "the packed package in apps: webpack 5 and Vite 7 builds and dev servers, esbuild's serve, React 17/18/19 apps, Jest 28 + jsdom, tsc under node/node16/bundler, in Chromium (node --test)"
 node --test tests/consumers/ 2>&1 | tee -a "$log"
 
 step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"
