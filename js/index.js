@@ -14,7 +14,8 @@ const own = (base, up) => new URL([...up, "superset-job-guard", "pkg", "superset
 // Without an argument: the .wasm beside the glue, as wasm-bindgen finds it. Vite's dev server
 // bundles this file into node_modules/.vite/deps/ without the .wasm (and answers for it with
 // index.html): there it comes from the package's folder at once. Where the .wasm beside the
-// bundle is missing (esbuild copies no assets), the page's node_modules/ is tried next.
+// bundle is missing (esbuild copies no assets), the page's node_modules/ is tried next. In
+// Node (20.16 and later) the file is read from disk.
 export default function init(input) {
   // Once per page; a failed load may be tried again.
   loaded ??= start(input).catch((e) => {
@@ -32,7 +33,11 @@ async function start(input) {
   if (/\/node_modules\/\.vite\/deps(_temp_[^/]*)?\/[^/]*$/.test(here.pathname)) {
     return load({ module_or_path: own(here, ["..", ".."]) });
   }
-  const response = await fetch(new URL("../pkg/superset_job_guard_bg.wasm", import.meta.url));
+  const beside = new URL("../pkg/superset_job_guard_bg.wasm", import.meta.url);
+  // Node's ES modules, Vitest, server rendering: fetch() cannot read files; Node's fs can.
+  const fs = beside.protocol === "file:" && globalThis.process?.getBuiltinModule?.("node:fs");
+  if (fs) return load({ module_or_path: fs.readFileSync(beside) });
+  const response = await fetch(beside);
   if (response.ok || typeof location === "undefined") return load({ module_or_path: response });
   return load({ module_or_path: own(location.href, ["", "node_modules"]) });
 }

@@ -1,5 +1,5 @@
 // Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
-import type { ReactNode } from "react";
+import type { ReactElement, ReactNode } from "react";
 import type { CancelOutcome, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
 
 export interface JobGuardProviderProps {
@@ -10,8 +10,11 @@ export interface JobGuardProviderProps {
   children?: ReactNode;
 }
 
-/** One guard for the app. Call the package's `init()` before rendering it. */
-export function JobGuardProvider(props: JobGuardProviderProps): ReactNode;
+/**
+ * One guard for the app. Call the package's `init()` before rendering it. (A `ReactElement`:
+ * what every React's types, 16.8 to 19, accept from a JSX component.)
+ */
+export function JobGuardProvider(props: JobGuardProviderProps): ReactElement;
 
 /** The provider's guard; throws outside a `JobGuardProvider`. */
 export function useJobGuard(): JobGuard;

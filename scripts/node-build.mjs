@@ -1,9 +1,9 @@
 // The CommonJS build for `require` (Node, Jest): wasm-pack's `--target nodejs` output in
-// pkg/node/, which reads the .wasm from disk synchronously. wasm-bindgen copies the shell's JS
+// pkg/node/, which reads the .wasm from disk synchronously, and the React entry beside it. wasm-bindgen copies the shell's JS
 // snippets (src/web/*.js, ES modules) as they are and `require`s them: they are turned into
 // CommonJS here, and js/freeable.js beside them, so that Node 18 and Jest (which does not load
 // ES modules from node_modules) can load the build.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { transformSync } from "esbuild";
@@ -19,5 +19,10 @@ for (const f of readdirSync(join(out, "snippets"), { recursive: true }).map(Stri
   if (f.endsWith(".js")) cjs(join(out, "snippets", f));
 }
 cjs(join(root, "js", "freeable.js"), join(out, "freeable.js"));
+// superset-job-guard/react under `require` (Jest tests of components, server rendering): the
+// same file as CommonJS, whose `require("superset-job-guard")` gets this build; its types are
+// the ES entry's declarations as a .d.cts, which TypeScript reads as CommonJS.
+cjs(join(root, "js", "react.js"), join(out, "react.js"));
+copyFileSync(join(root, "js", "react.d.ts"), join(out, "react.d.cts"));
 // Its own package.json says nothing of a module type: the folder's .js files are CommonJS.
 writeFileSync(join(out, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");

@@ -407,8 +407,8 @@ test("the React example bundled by webpack 5: record, cancel, unmount, logout in
  * A fresh app on React `version`: its own package.json, `npm install` of React and the
  * tarball as a user runs it (no flags), the example's sources, bundled by Vite.
  */
-async function reactVersionApp(version, main) {
-  const dir = await freshApp(`react-${version}-app`, { react: `^${version}.0.0`, "react-dom": `^${version}.0.0` });
+async function reactVersionApp(version, main, extra = {}) {
+  const dir = await freshApp(`react-${version}-app`, { react: `^${version}.0.0`, "react-dom": `^${version}.0.0`, ...extra });
   const installed = JSON.parse(await readFile(join(dir, "node_modules", "react", "package.json"), "utf8")).version;
   assert.equal(installed.split(".")[0], String(version), `React ${installed}`);
   for (const file of ["index.html", "App.jsx", "setup.js", "main.jsx"]) {
@@ -421,7 +421,17 @@ async function reactVersionApp(version, main) {
 }
 
 test("a React 17 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
-  await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx")));
+  await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx"), { "@types/react": "^17.0.0" }));
+  // Its types too: React 17's @types/react takes the provider as a JSX component.
+  const dir = join(OUT, "react-17-app");
+  await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
+  const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
+  await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["react.tsx"] }));
+  try {
+    execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
+  } catch (e) {
+    assert.fail(`tsc with React 17's types:\n${e.stdout}${e.stderr}`);
+  }
 });
 
 test("a React 18 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
@@ -464,7 +474,12 @@ test("React's useCancel follows its current jobId while a cancel of the previous
 test("Jest 28 with jsdom requires the real guard (the CommonJS build), from the tarball", async () => {
   // Jest 29 and 30 do not install from this machine's registry (@babel packages it lacks):
   // 28 is the newest that does; its jsdom environment has no TextDecoder or structuredClone.
-  const dir = await freshApp("jest-app", { jest: "28.1.3", "jest-environment-jsdom": "28.1.3" });
+  const dir = await freshApp("jest-app", {
+    jest: "28.1.3",
+    "jest-environment-jsdom": "28.1.3",
+    react: "^18.0.0",
+    "react-dom": "^18.0.0",
+  });
   await copyFile(join(HERE, "jest", "guard.jest.js"), join(dir, "guard.test.js"));
   let output;
   try {

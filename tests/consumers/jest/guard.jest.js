@@ -42,3 +42,20 @@ test("a cancel through a mocked fetch resolves to its outcome", async () => {
   expect(calls).toEqual(["/api/v1/async_event/job-2/cancel"]);
   guard.free();
 });
+
+test("superset-job-guard/react under require: the provider and hooks render", () => {
+  const { createElement } = require("react");
+  const { renderToString } = require("react-dom/server");
+  const { JobGuardProvider, useJobs, useSession } = require("superset-job-guard/react");
+  const guard = new JobGuard({ namespace: "jest-react" });
+  guard.login({ userId: 7 });
+  guard.recordJob(meta("job-3", "7"));
+  function Jobs() {
+    const session = useSession();
+    const jobs = useJobs();
+    return createElement("p", null, `${session.userId}: ${jobs.map((j) => j.job_id).join(",")}`);
+  }
+  const html = renderToString(createElement(JobGuardProvider, { guard }, createElement(Jobs)));
+  expect(html).toBe("<p>7: job-3</p>");
+  guard.logout();
+});
