@@ -1,8 +1,9 @@
 //! Every parser the guard runs on untrusted input: stored records and session markers (any
 //! string from localStorage, read as gloo-storage reads it: serde_json), job metadata and
 //! events, the options and login objects, the task framework's 202 bodies, status messages and
-//! status changes, the contract option and cancel answers' bodies (any JSON, through the same
-//! serde readers the JS boundary uses), and Retry-After headers. None may panic; what one accepts must be valid and
+//! status changes, the contract option, cancel answers' bodies and the status read after a
+//! task's 422 (any JSON, through the same serde readers the JS boundary uses, and as text
+//! within the body limits), and Retry-After headers. None may panic; what one accepts must be valid and
 //! must round-trip. (Numbers inside a record's `errors` are parsed as serde_json parses floats
 //! by default, which may move one by its last bit: there the round trip checks that every
 //! entry is still there, not each number's last bit.)
@@ -12,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
-use superset_job_guard::core::response::{classify, Contract, Reply};
+use superset_job_guard::core::response::{classify, read_status, Contract, Reply};
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::task::{StatusChange, Submission, MAX_TASKS_PER_BODY};
@@ -74,6 +75,10 @@ fuzz_target!(|data: &[u8]| {
     let reply = Reply::from_text(text);
     for status in [200, 404, 422] {
         let _ = classify(status, Contract::Task, &reply);
+    }
+    // The answer of a task's status read after a 422: a task status or nothing.
+    if let Some(status) = read_status(text) {
+        assert!(status.is_task_status());
     }
     let mut json = serde_json::Deserializer::from_str(text);
     let _ = JobMetadata::read(&mut json);
