@@ -57,7 +57,9 @@ fuzz_target!(|data: &[u8]| {
             assert!(submission.tab_id.as_deref().map_or(true, is_tab_id));
         }
         if let Ok(change) = StatusChange::read(&value) {
-            assert!(canonical(&change.task_id) && change.status.map_or(true, |s| s.is_task_status()));
+            assert!(
+                canonical(&change.task_id) && change.status.map_or(true, |s| s.is_task_status())
+            );
         }
         if let Ok(changes) = StatusChange::read_all(&value) {
             assert!(changes
