@@ -191,25 +191,23 @@ impl GuardOptions {
     /// `contract`; a record of the other contract (recorded through the other contract's
     /// method, or by a tab with the other option) goes to that contract's default endpoint.
     pub fn cancel_url_for(&self, job_id: &str, contract: Contract) -> String {
-        let template = if contract == self.contract {
-            self.cancel_url.as_str()
-        } else if contract == Contract::Task {
-            DEFAULT_TASK_CANCEL_URL
-        } else {
-            DEFAULT_CANCEL_URL
-        };
-        fill(template, job_id)
+        fill(self.cancel_template(contract), job_id)
+    }
+
+    /// The cancel URL template of `contract`: `cancelUrl` for the guard's own, else that
+    /// contract's default.
+    fn cancel_template(&self, contract: Contract) -> &str {
+        match contract {
+            c if c == self.contract => &self.cancel_url,
+            Contract::Task => DEFAULT_TASK_CANCEL_URL,
+            Contract::AsyncEvent => DEFAULT_CANCEL_URL,
+        }
     }
 
     /// The status URL of the task `task_id`: beside its cancel URL (a task cancel URL ending in
     /// `/cancel` ends in `/status` instead), else Superset's own.
     pub fn status_url_for(&self, task_id: &str) -> String {
-        let cancel = if self.contract == Contract::Task {
-            self.cancel_url.as_str()
-        } else {
-            DEFAULT_TASK_CANCEL_URL
-        };
-        match cancel.strip_suffix("/cancel") {
+        match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
             Some(base) => fill(&format!("{base}/status"), task_id),
             None => fill(DEFAULT_TASK_STATUS_URL, task_id),
         }

@@ -208,7 +208,7 @@ impl JobGuard {
             // Another identity ends the cancels the previous one started.
             let in_flight = if switched {
                 g.announce(Change::UserChanged);
-                g.logout.take()
+                g.end_cancels()
             } else {
                 None
             };
@@ -234,7 +234,7 @@ impl JobGuard {
     #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
     pub fn logout(&self) -> Result<JsValue, JsValue> {
         let (purged, removed, in_flight) = self.with(|g| {
-            let in_flight = g.logout.take();
+            let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
             if removed {
                 g.announce(Change::Logout);

@@ -345,34 +345,27 @@ async function reactFlow(dir) {
 test("the React example bundled by Vite 7: record, cancel, unmount, logout in another tab", async () => {
   const src = await reactSources();
   const dir = join(OUT, "react-vite");
-  await viteBuild({
-    root: src,
-    logLevel: "error",
-    configFile: false,
-    esbuild: { jsx: "automatic" },
-    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
-  });
+  await viteJsxBuild(src, dir);
   await reactFlow(dir);
 });
 
-/** Vite's build of `root` into `outDir` in development mode: React's development build, whose
- * StrictMode mounts everything twice. */
-function viteDevelopmentBuild(root, outDir) {
+/** Vite's build of JSX sources in `root` into `outDir`; `development`: React's development
+ * build, whose StrictMode mounts everything twice. */
+function viteJsxBuild(root, outDir, development = false) {
   return viteBuild({
     root,
     logLevel: "error",
     configFile: false,
-    mode: "development",
-    define: { "process.env.NODE_ENV": JSON.stringify("development") },
     esbuild: { jsx: "automatic" },
-    build: { outDir, emptyOutDir: true, target: "es2022", minify: false },
+    ...(development && { mode: "development", define: { "process.env.NODE_ENV": JSON.stringify("development") } }),
+    build: { outDir, emptyOutDir: true, target: "es2022", minify: !development },
   });
 }
 
 test("the React example in React's development build (StrictMode mounts everything twice)", async () => {
   const src = await reactSources();
   const dir = join(OUT, "react-vite-dev");
-  await viteDevelopmentBuild(src, dir);
+  await viteJsxBuild(src, dir, true);
   const bundle = await readFile(join(dir, "assets", (await readdir(join(dir, "assets"))).find((f) => f.endsWith(".js"))), "utf8");
   assert.match(bundle, /StrictMode/);
   assert.match(bundle, /react-dom\.development|Warning: |checkPropTypes|__REACT_DEVTOOLS_GLOBAL_HOOK__/, "React's development build");
@@ -416,7 +409,7 @@ async function reactVersionApp(version, main, extra = {}) {
   }
   if (main) await copyFile(main, join(dir, "main.jsx"));
   const out = join(dir, "dist");
-  await viteDevelopmentBuild(dir, out);
+  await viteJsxBuild(dir, out, true);
   return out;
 }
 
@@ -427,11 +420,7 @@ test("a React 17 app installs the tarball with plain npm install; the hooks work
   await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
   const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["react.tsx"] }));
-  try {
-    execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
-  } catch (e) {
-    assert.fail(`tsc with React 17's types:\n${e.stdout}${e.stderr}`);
-  }
+  tsc(dir, "React 17's types");
 });
 
 test("a React 18 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
@@ -448,13 +437,7 @@ test("React's useCancel follows its current jobId while a cancel of the previous
   await mkdir(src, { recursive: true });
   for (const file of ["index.html", "hooks.jsx"]) await copyFile(join(HERE, "hooks", file), join(src, file));
   const dir = join(OUT, "hooks");
-  await viteBuild({
-    root: src,
-    logLevel: "error",
-    configFile: false,
-    esbuild: { jsx: "automatic" },
-    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
-  });
+  await viteJsxBuild(src, dir);
   const { result, errors } = await runInChromium(dir);
   assert.deepEqual(errors, []);
   assert.deepEqual(result, {
@@ -522,10 +505,15 @@ async function typecheck(resolution, type = "module") {
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files }));
   // node16 reads the app's own package.json for its module type.
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: `types-${resolution}`, private: true, type }));
+  tsc(dir, `moduleResolution ${resolution} (${type})`);
+}
+
+/** `tsc -p dir`; fails the test with the compiler's output, saying `what` was checked. */
+function tsc(dir, what) {
   try {
     execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", dir], { encoding: "utf8", stdio: "pipe" });
   } catch (e) {
-    assert.fail(`tsc under moduleResolution ${resolution} (${type}):\n${e.stdout}${e.stderr}`);
+    assert.fail(`tsc, ${what}:\n${e.stdout}${e.stderr}`);
   }
 }
 
