@@ -9,15 +9,14 @@ use serde_json::{json, Map, Value};
 
 use superset_job_guard::core::cancel::CancelCheck;
 use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
-use superset_job_guard::core::clock::ManualClock;
+use superset_job_guard::core::doubles::{ManualClock, SequenceRandom, SharedMemory};
 use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
-use superset_job_guard::core::random::SequenceRandom;
 use superset_job_guard::core::response::{Contract, Outcome, Reply};
 use superset_job_guard::core::retry::{parse_retry_after, RetryPolicy};
 use superset_job_guard::core::session::Session;
-use superset_job_guard::core::storage::{KeyValue, SharedMemory};
+use superset_job_guard::core::storage::KeyValue;
 use superset_job_guard::core::store::JobStore;
 
 const NS: &str = "superset-job-guard:";

@@ -191,7 +191,7 @@ impl CancelFlow {
 mod tests {
 
     use super::*;
-    use crate::core::random::SequenceRandom;
+    use crate::core::doubles::SequenceRandom;
 
     fn status(s: u16) -> Answer {
         Answer::Status {

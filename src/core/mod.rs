@@ -16,11 +16,14 @@
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
+//! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
 pub mod cancel;
 pub mod cancel_flow;
 pub mod clock;
+#[cfg(any(test, feature = "test-doubles"))]
+pub mod doubles;
 pub mod error;
 pub mod fallback;
 pub mod ids;

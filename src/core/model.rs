@@ -425,20 +425,11 @@ impl JobRecord {
         json_len(self)
     }
 
-    /// Whether the record's JSON fits in [`MAX_RECORD_BYTES`]. Counted exactly only when a
-    /// bound says it might not: each byte of a string takes at most 6 in JSON (`\u001f`), and
-    /// the field names, punctuation, status and timestamps under 200.
+    /// Whether the record's stored text (its JSON, [`to_stored`](Self::to_stored)) fits in
+    /// [`MAX_RECORD_BYTES`]: measured on that text, counted as it is written, so every field
+    /// counts, whatever fields the record gains.
     pub fn fits(&self) -> bool {
-        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        let strings = text(&self.channel_id)
-            + self.job_id.len()
-            + text(&self.user_id)
-            + text(&self.result_url)
-            + text(&self.guest_key);
-        // Tab ids are ASCII of at most 64 bytes, each written with its quotes and a comma.
-        let bound = 220 + 6 * strings + 67 * self.tab_ids.len();
-        (self.errors.is_empty() && bound <= MAX_RECORD_BYTES)
-            || self.stored_len() <= MAX_RECORD_BYTES
+        self.stored_len() <= MAX_RECORD_BYTES
     }
 
     /// Refuses a record whose JSON would not fit (`invalid_job`).
@@ -732,7 +723,7 @@ mod tests {
     }
 
     #[test]
-    fn the_size_bound_never_says_a_record_fits_when_it_does_not() {
+    fn a_record_fits_when_its_stored_text_does() {
         let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
         rec.status = JobStatus::Cancelled;
         for n in [0, 1, 100, 2000, 2600, 2700, 2800, 5000] {
@@ -740,7 +731,17 @@ mod tests {
                 rec.result_url = Some(fill.repeat(n));
                 assert_eq!(
                     rec.fits(),
-                    rec.stored_len() <= MAX_RECORD_BYTES,
+                    rec.to_stored().len() <= MAX_RECORD_BYTES,
+                    "{n} {fill:?}"
+                );
+                // Every field counts, the optional ones included.
+                let mut guest = rec.clone();
+                guest.result_url = None;
+                guest.guest_key = Some(fill.repeat(n));
+                guest.tab_ids = vec!["t".repeat(64); n / 64];
+                assert_eq!(
+                    guest.fits(),
+                    guest.to_stored().len() <= MAX_RECORD_BYTES,
                     "{n} {fill:?}"
                 );
             }

@@ -159,7 +159,7 @@ mod tests {
 
     use super::*;
 
-    use crate::core::random::SequenceRandom;
+    use crate::core::doubles::SequenceRandom;
 
     #[test]
     fn http_dates_in_all_three_forms() {

@@ -5,9 +5,6 @@
 //! The browser shell implements [`KeyValue`] on gloo-storage over `localStorage`; tests and the
 //! memory mode use [`MemoryStorage`]. Failures are values ([`StorageError`]), never panics.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -106,48 +103,6 @@ impl KeyValue for MemoryStorage {
     fn count(&self) -> Result<usize, StorageError> {
         Ok(self.entries.len())
     }
-}
-
-/// One [`MemoryStorage`] seen by several stores, as the tabs of one origin see one
-/// `localStorage`.
-#[derive(Clone, Debug, Default)]
-pub struct SharedMemory(Rc<RefCell<MemoryStorage>>);
-
-impl SharedMemory {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The stored text under `key`.
-    pub fn text(&self, key: &str) -> Option<String> {
-        self.0.try_borrow().ok()?.text(key).map(str::to_owned)
-    }
-
-    /// Puts raw text under `key`, as other code in the page could.
-    pub fn set_text(&self, key: &str, text: &str) {
-        if let Ok(mut s) = self.0.try_borrow_mut() {
-            s.set_text(key, text);
-        }
-    }
-}
-
-impl KeyValue for SharedMemory {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        self.0.try_borrow().map_err(|_| busy())?.get(key)
-    }
-    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
-        self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)
-    }
-    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
-        self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
-    }
-    fn keys(&self) -> Result<Vec<String>, StorageError> {
-        self.0.try_borrow().map_err(|_| busy())?.keys()
-    }
-}
-
-fn busy() -> StorageError {
-    StorageError::new(StorageErrorKind::Other, "storage in use")
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use serde::Serialize;
 use serde_wasm_bindgen::{Deserializer, Serializer};
 use wasm_bindgen::prelude::*;
 
-use super::error::to_js_error;
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
 
@@ -44,10 +43,7 @@ pub fn plain(
         js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
     };
     if let Some(error) = field("error").as_string() {
-        return Err(to_js_error(&invalid(format!(
-            "cannot read the value: {}",
-            quote(&error)
-        ))));
+        return Err(invalid(format!("cannot read the value: {}", quote(&error))).into());
     }
     Ok(Plain {
         value: field("value"),
@@ -55,13 +51,12 @@ pub fn plain(
     })
 }
 
-/// Reads a JS value with one of the core's readers (`JobMetadata::read`, ...); its error is
-/// thrown as a JS `Error`.
+/// Reads a JS value with one of the core's readers (`JobMetadata::read`, ...).
 pub fn from_js<T>(
     value: JsValue,
     read: impl FnOnce(Deserializer) -> Result<T, GuardError>,
-) -> Result<T, JsValue> {
-    read(Deserializer::from(value)).map_err(|e| to_js_error(&e))
+) -> Result<T, GuardError> {
+    read(Deserializer::from(value))
 }
 
 /// A Rust value as a plain JS value: structs and maps as objects, `None` as `null`.
@@ -72,10 +67,5 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
                 .serialize_missing_as_null(true)
                 .serialize_maps_as_objects(true),
         )
-        .map_err(|e| to_js_error(&GuardError::Internal(e.to_string())))
-}
-
-/// Throws a core error as a JS `Error`.
-pub fn guarded<T>(result: Result<T, GuardError>) -> Result<T, JsValue> {
-    result.map_err(|e| to_js_error(&e))
+        .map_err(|e| GuardError::Internal(e.to_string()).into())
 }

@@ -8,18 +8,21 @@ use crate::core::error::GuardError;
 pub const GUARD_ERROR_NAME: &str = "GuardError";
 
 /// A JS `Error` whose `name` is `"GuardError"`, whose `message` is the error's text, and which
-/// carries the stable `code` (`"invalid_options"`, `"no_session"`, ...).
-pub fn to_js_error(err: &GuardError) -> JsValue {
-    let js = js_sys::Error::new(&err.message());
-    js.set_name(GUARD_ERROR_NAME);
-    // Reflect.set on a fresh, extensible Error cannot fail; if it ever did, the error would
-    // still be thrown, just without its code.
-    let _ = js_sys::Reflect::set(
-        &js,
-        &JsValue::from_str("code"),
-        &JsValue::from_str(err.code()),
-    );
-    js.into()
+/// carries the stable `code` (`"invalid_options"`, `"no_session"`, ...). The one conversion:
+/// exports return `Result<_, JsValue>` and use `?` on core results.
+impl From<GuardError> for JsValue {
+    fn from(err: GuardError) -> JsValue {
+        let js = js_sys::Error::new(&err.message());
+        js.set_name(GUARD_ERROR_NAME);
+        // Reflect.set on a fresh, extensible Error cannot fail; if it ever did, the error would
+        // still be thrown, just without its code.
+        let _ = js_sys::Reflect::set(
+            &js,
+            &JsValue::from_str("code"),
+            &JsValue::from_str(err.code()),
+        );
+        js.into()
+    }
 }
 
 /// Whether `value` is an error thrown by the guard.

@@ -10,11 +10,10 @@ use serde_wasm_bindgen::Deserializer;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, guarded, plain, to_js, Plain};
+use super::boundary::{from_js, plain, to_js, Plain};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
-use super::error::to_js_error;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
 use super::tabs::{Change, Listeners, Source, TabHost, TabSync};
@@ -37,7 +36,7 @@ pub struct JobGuard {
 /// A listener given to `method`, which must be a function (`invalid_options` otherwise).
 fn function(value: JsValue, method: &str) -> Result<js_sys::Function, JsValue> {
     value.dyn_into::<js_sys::Function>().map_err(|_| {
-        to_js_error(&GuardError::InvalidOptions(format!(
+        JsValue::from(GuardError::InvalidOptions(format!(
             "{method} needs a function"
         )))
     })
@@ -59,14 +58,12 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
         None
     } else {
         Some(fetch.dyn_into::<js_sys::Function>().map_err(|_| {
-            to_js_error(&GuardError::InvalidOptions(
+            JsValue::from(GuardError::InvalidOptions(
                 "`fetch` must be a function like window.fetch".to_owned(),
             ))
         })?)
     };
-    let options = guarded(GuardOptions::read_with(|| {
-        Deserializer::from(value.clone())
-    }))?;
+    let options = GuardOptions::read_with(|| Deserializer::from(value.clone()))?;
     Ok((options, fetch))
 }
 
@@ -85,7 +82,7 @@ impl JobGuard {
     /// call) is an error, never a panic.
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, JsValue>) -> Result<T, JsValue> {
         let mut inner = self.inner.try_borrow_mut().map_err(|_| {
-            to_js_error(&GuardError::Internal(
+            JsValue::from(GuardError::Internal(
                 "the guard was called from inside one of its own calls".to_owned(),
             ))
         })?;
@@ -197,10 +194,10 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
     ) -> Result<JsValue, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?.value;
-        let session = guarded(Session::login_with(|| Deserializer::from(session.clone())))?;
+        let session = Session::login_with(|| Deserializer::from(session.clone()))?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
-            let signed = guarded(g.store.sign_in(session))?;
+            let signed = g.store.sign_in(session)?;
             let switched = !signed
                 .previous
                 .as_ref()
@@ -268,7 +265,7 @@ impl JobGuard {
             plain(&meta, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
-        let record = self.with(|g| to_js(&guarded(g.store.record_job(meta))?))?;
+        let record = self.with(|g| to_js(&g.store.record_job(meta)?))?;
         self.changed(Change::JobsChanged);
         Ok(record)
     }
@@ -286,7 +283,7 @@ impl JobGuard {
             JobMetadata::read_event,
         )?;
         let record = self.with(|g| match event {
-            Some(event) => guarded(g.store.apply_event(event)),
+            Some(event) => Ok(g.store.apply_event(event)?),
             None => {
                 g.store.skipped_unknown_status();
                 Ok(None)
@@ -310,7 +307,7 @@ impl JobGuard {
             plain(&body, None, GuardError::InvalidJob)?.value,
             Submission::read,
         )?;
-        let records = self.with(|g| to_js(&guarded(g.store.record_tasks(submission))?))?;
+        let records = self.with(|g| to_js(&g.store.record_tasks(submission)?))?;
         self.changed(Change::JobsChanged);
         Ok(records)
     }
@@ -410,7 +407,7 @@ impl JobGuard {
 /// use to answer such calls: wasm-bindgen's own check throws "null pointer passed to rust").
 #[wasm_bindgen(js_name = __freedError, skip_typescript)]
 pub fn freed_error() -> JsValue {
-    to_js_error(&GuardError::Freed)
+    JsValue::from(GuardError::Freed)
 }
 
 /// Whether `error` was thrown by the guard (an `Error` named `"GuardError"` with a `code`).

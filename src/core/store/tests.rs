@@ -4,14 +4,14 @@
 use serde::de::DeserializeOwned;
 
 use super::*;
-use crate::core::clock::ManualClock;
+use crate::core::doubles::ManualClock;
 use crate::core::error::StorageError;
 use crate::core::model::JobStatus;
 use crate::core::storage::MemoryStorage;
 use serde_json::{json, Value};
 
 /// One storage seen by several stores: the tabs of one origin.
-type Shared = crate::core::storage::SharedMemory;
+type Shared = crate::core::doubles::SharedMemory;
 
 trait Peek {
     fn put(&self, key: &str, value: &str);

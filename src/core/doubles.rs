@@ -1,0 +1,113 @@
+//! The core's test doubles, for this crate's own tests (the `test-doubles` feature, which
+//! `cargo test` turns on): not part of the shipped API.
+//!
+//! - [`ManualClock`]: a clock that only moves when told to
+//! - [`SequenceRandom`]: a fixed sequence of "random" numbers
+//! - [`SharedMemory`]: one memory storage seen by several stores, like one origin's tabs
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::clock::Clock;
+use super::error::{StorageError, StorageErrorKind};
+use super::random::Random;
+use super::storage::{KeyValue, MemoryStorage};
+
+/// A clock that only moves when told to. Clones share the same time, so a test can keep one
+/// and hand another to the store.
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock {
+    now: Rc<Cell<u64>>,
+}
+
+impl ManualClock {
+    pub fn at(ms: u64) -> Self {
+        Self {
+            now: Rc::new(Cell::new(ms)),
+        }
+    }
+
+    pub fn set(&self, ms: u64) {
+        self.now.set(ms);
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get().saturating_add(ms));
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now.get()
+    }
+}
+
+/// Returns the given numbers in turn, forever.
+#[derive(Clone, Debug)]
+pub struct SequenceRandom {
+    values: Vec<f64>,
+    next: usize,
+}
+
+impl SequenceRandom {
+    pub fn new(values: Vec<f64>) -> Self {
+        Self { values, next: 0 }
+    }
+}
+
+impl Random for SequenceRandom {
+    fn next_f64(&mut self) -> f64 {
+        let value = self.values.get(self.next).copied().unwrap_or(0.0);
+        self.next = if self.next + 1 >= self.values.len() {
+            0
+        } else {
+            self.next + 1
+        };
+        value
+    }
+}
+
+/// One [`MemoryStorage`] seen by several stores, as the tabs of one origin see one
+/// `localStorage`.
+#[derive(Clone, Debug, Default)]
+pub struct SharedMemory(Rc<RefCell<MemoryStorage>>);
+
+impl SharedMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The stored text under `key`.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.0.try_borrow().ok()?.text(key).map(str::to_owned)
+    }
+
+    /// Puts raw text under `key`, as other code in the page could.
+    pub fn set_text(&self, key: &str, text: &str) {
+        if let Ok(mut s) = self.0.try_borrow_mut() {
+            s.set_text(key, text);
+        }
+    }
+}
+
+impl KeyValue for SharedMemory {
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.0.try_borrow().map_err(|_| busy())?.get(key)
+    }
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        self.0.try_borrow().map_err(|_| busy())?.keys()
+    }
+}
+
+fn busy() -> StorageError {
+    StorageError::new(StorageErrorKind::Other, "storage in use")
+}
