@@ -67,10 +67,10 @@ impl Peek for Shared {
             _ => None,
         };
         let channel_ok = match &marker["channel_id"] {
-            Value::String(c) => rec.channel_id.as_ref() == Some(c),
+            Value::String(c) => rec.channel_id.as_ref().is_some_and(|id| id == c),
             _ => true,
         };
-        user == rec.user_id && channel_ok
+        user.as_deref() == rec.user_id.as_deref() && channel_ok
     }
 }
 
@@ -315,7 +315,7 @@ proptest! {
         }
         let mut store = JobStore::new(shared.clone(), ManualClock::at(T0), &GuardOptions::default());
         let got: Vec<String> = store.jobs().into_iter()
-            .map(|r| r.job_id).filter(|id| id.starts_with("ok-")).collect();
+            .map(|r| String::from(r.job_id)).filter(|id| id.starts_with("ok-")).collect();
         let want: Vec<String> = valid.iter().map(|i| format!("ok-{i}")).collect();
         let mut got_sorted = got.clone();
         got_sorted.sort();

@@ -149,7 +149,7 @@ mod tests {
         JobRecord {
             channel_id: Some(channel.into()),
             job_id: "job-1".into(),
-            user_id: user.map(str::to_owned),
+            user_id: user.map(Into::into),
             status,
             errors: vec![],
             result_url: None,
@@ -162,7 +162,7 @@ mod tests {
 
     fn session(user: Option<&str>, channel: &str) -> Session {
         Session {
-            user_id: user.map(str::to_owned),
+            user_id: user.map(Into::into),
             channel_id: Some(channel.into()),
             guest_key: None,
         }

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{
-    canonical_uuid, exact_whole, is_reserved_id, is_tab_id, is_valid_id, quote, UserId, MAX_ID_LEN,
+    exact_whole, is_reserved_id, quote, ChannelId, GuestKey, JobId, MaybeUser, TabId, TaskId,
+    UserId, MAX_ID_LEN,
 };
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
@@ -142,9 +143,9 @@ pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "MetadataWire")]
 pub struct JobMetadata {
-    pub channel_id: String,
-    pub job_id: String,
-    pub user_id: Option<String>,
+    pub channel_id: ChannelId,
+    pub job_id: JobId,
+    pub user_id: Option<UserId>,
     pub status: JobStatus,
     pub errors: Vec<Value>,
     pub result_url: Option<String>,
@@ -157,7 +158,7 @@ pub struct JobMetadata {
 struct MetadataWire {
     channel_id: Field<String>,
     job_id: Field<String>,
-    user_id: Field<UserId>,
+    user_id: Field<MaybeUser>,
     status: Field<StatusName>,
     errors: Field<Option<AnyJson>>,
     result_url: Field<Option<String>>,
@@ -167,20 +168,18 @@ impl TryFrom<MetadataWire> for JobMetadata {
     type Error = String;
 
     fn try_from(w: MetadataWire) -> Result<Self, String> {
-        let id = |field: Field<String>, name: &str| {
-            field
-                .valid()
-                .filter(|id| is_valid_id(id))
-                .ok_or_else(|| id_rule(name))
+        let job_id = match w.job_id.valid() {
+            Some(id) if is_reserved_id(&id) => {
+                return Err(format!("`job_id` \"{}\" is a reserved name", quote(&id)))
+            }
+            Some(id) => JobId::try_from(id).map_err(|_| id_rule("job_id"))?,
+            None => return Err(id_rule("job_id")),
         };
-        let job_id = id(w.job_id, "job_id")?;
-        if is_reserved_id(&job_id) {
-            return Err(format!(
-                "`job_id` \"{}\" is a reserved name",
-                quote(&job_id)
-            ));
-        }
-        let channel_id = id(w.channel_id, "channel_id")?;
+        let channel_id = w
+            .channel_id
+            .valid()
+            .and_then(|id| ChannelId::try_from(id).ok())
+            .ok_or_else(|| id_rule("channel_id"))?;
         let user_id = match w.user_id {
             Field::Valid(user) => user.0,
             Field::Missing => {
@@ -272,18 +271,18 @@ impl JobMetadata {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RecordWire")]
 pub struct JobRecord {
-    pub channel_id: Option<String>,
-    pub job_id: String,
-    pub user_id: Option<String>,
+    pub channel_id: Option<ChannelId>,
+    pub job_id: JobId,
+    pub user_id: Option<UserId>,
     pub status: JobStatus,
     pub errors: Vec<Value>,
     pub result_url: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub guest_key: Option<String>,
+    pub guest_key: Option<GuestKey>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tab_ids: Vec<String>,
+    pub tab_ids: Vec<TabId>,
 }
 
 /// A stored record as read, before validation.
@@ -293,7 +292,7 @@ struct RecordWire {
     #[serde(deserialize_with = "Option::deserialize")]
     channel_id: Option<String>,
     job_id: String,
-    user_id: UserId,
+    user_id: MaybeUser,
     status: JobStatus,
     #[serde(default)]
     errors: Option<AnyJson>,
@@ -302,9 +301,9 @@ struct RecordWire {
     created_at: f64,
     updated_at: f64,
     #[serde(default)]
-    guest_key: Option<String>,
+    guest_key: Option<GuestKey>,
     #[serde(default)]
-    tab_ids: Vec<String>,
+    tab_ids: Vec<TabId>,
 }
 
 impl TryFrom<RecordWire> for JobRecord {
@@ -331,8 +330,9 @@ impl TryFrom<RecordWire> for JobRecord {
                 Self::new(meta, created_at, updated_at)
             }
             None => {
-                let task = canonical_uuid(&w.job_id)
-                    .filter(|id| *id == w.job_id && w.status.is_task_status())
+                let task = TaskId::try_from(w.job_id)
+                    .ok()
+                    .filter(|_| w.status.is_task_status())
                     .ok_or("a task record has a lowercase uuid and a task status")?;
                 let mut record = Self::task(task, w.user_id.0, None, created_at);
                 record.status = w.status;
@@ -340,15 +340,10 @@ impl TryFrom<RecordWire> for JobRecord {
                 record
             }
         };
-        if w.guest_key.as_deref().is_some_and(|k| !is_valid_id(k))
-            || (w.guest_key.is_some() && record.user_id.is_some())
-        {
+        if w.guest_key.is_some() && record.user_id.is_some() {
             return Err("`guest_key` is a valid id, of a guest's record".to_owned());
         }
-        if w.tab_ids.len() > MAX_TAB_IDS
-            || record.channel_id.is_some() && !w.tab_ids.is_empty()
-            || !w.tab_ids.iter().all(|t| is_tab_id(t))
-        {
+        if w.tab_ids.len() > MAX_TAB_IDS || record.channel_id.is_some() && !w.tab_ids.is_empty() {
             return Err("`tab_ids` are a task's tab ids".to_owned());
         }
         record.guest_key = w.guest_key;
@@ -374,15 +369,10 @@ impl JobRecord {
     }
 
     /// A new, `pending` record of the task `task_id` (a canonical uuid) for `user_id`.
-    pub fn task(
-        task_id: String,
-        user_id: Option<String>,
-        tab_id: Option<String>,
-        now: u64,
-    ) -> Self {
+    pub fn task(task_id: TaskId, user_id: Option<UserId>, tab_id: Option<TabId>, now: u64) -> Self {
         Self {
             channel_id: None,
-            job_id: task_id,
+            job_id: task_id.into(),
             user_id,
             status: JobStatus::Pending,
             errors: Vec::new(),
@@ -737,8 +727,8 @@ mod tests {
                 // Every field counts, the optional ones included.
                 let mut guest = rec.clone();
                 guest.result_url = None;
-                guest.guest_key = Some(fill.repeat(n));
-                guest.tab_ids = vec!["t".repeat(64); n / 64];
+                guest.guest_key = GuestKey::try_from(fill.repeat(n.clamp(1, MAX_ID_LEN))).ok();
+                guest.tab_ids = vec!["t".repeat(64).as_str().into(); n / 64];
                 assert_eq!(
                     guest.fits(),
                     guest.to_stored().len() <= MAX_RECORD_BYTES,
@@ -764,7 +754,9 @@ mod tests {
         assert_eq!(JobRecord::from_stored(&text), Some(rec.clone()));
         assert!(rec.is_task() && rec.status.is_terminal());
         assert_eq!(rec.cancelled_status(), JobStatus::Aborted);
-        rec.tab_ids = (0..MAX_TAB_IDS + 1).map(|i| format!("t{i}")).collect();
+        rec.tab_ids = (0..MAX_TAB_IDS + 1)
+            .map(|i| format!("t{i}").as_str().into())
+            .collect();
         assert_eq!(JobRecord::from_stored(&rec.to_stored()), None);
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::{is_tab_id, quote};
+use super::ids::{quote, TabId};
 use super::response::{Contract, CONTRACT_RULE};
 use super::retry::RetryPolicy;
 use super::wire::{self, AnyJson, Field, Keys};
@@ -57,7 +57,7 @@ pub struct GuardOptions {
     pub retry: RetryPolicy,
     pub contract: Contract,
     /// This tab's `tab_id`, as the app sends it with its queries (task contract).
-    pub tab_id: Option<String>,
+    pub tab_id: Option<TabId>,
     /// How long one request may take, its body read included.
     pub timeout_ms: u64,
 }
@@ -92,7 +92,7 @@ struct OptionsWire {
     headers: Field<Option<AnyJson>>,
     retry: Field<Option<RetryWire>>,
     contract: Field<Option<Contract>>,
-    tab_id: Field<Option<String>>,
+    tab_id: Field<Option<TabId>>,
     timeout_ms: Field<Option<f64>>,
     /// A function, which the browser shell takes out before the rest is read here.
     #[allow(dead_code)]
@@ -273,10 +273,7 @@ impl TryFrom<OptionsWire> for GuardOptions {
             }
         }
         if let Some(tab) = take(w.tab_id, TAB_ID_RULE)? {
-            o.tab_id = Some(tab)
-                .filter(|t| is_tab_id(t))
-                .ok_or_else(|| refuse(TAB_ID_RULE))
-                .map(Some)?;
+            o.tab_id = Some(tab);
         }
         if let Some(url) = take(w.cancel_url, CANCEL_URL_RULE)? {
             let ok = url.contains(PLACEHOLDER)

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
-use super::ids::{is_valid_id, quote, UserId, MAX_ID_LEN};
+use super::ids::{quote, ChannelId, GuestKey, MaybeUser, UserId, MAX_ID_LEN};
 use super::model::JobRecord;
 use super::wire::{self, Field, Keys};
 
@@ -18,21 +18,21 @@ use super::wire::{self, Field, Keys};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "MarkerWire")]
 pub struct Session {
-    pub user_id: Option<String>,
-    pub channel_id: Option<String>,
+    pub user_id: Option<UserId>,
+    pub channel_id: Option<ChannelId>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub guest_key: Option<String>,
+    pub guest_key: Option<GuestKey>,
 }
 
 /// The stored marker as read: `user_id` and `channel_id` must be there (`null` allowed).
 #[derive(Deserialize)]
 struct MarkerWire {
-    user_id: UserId,
+    user_id: MaybeUser,
     // Required, though it may be null (serde would read a missing `Option` as `None`).
     #[serde(deserialize_with = "Option::deserialize")]
-    channel_id: Option<String>,
+    channel_id: Option<ChannelId>,
     #[serde(default)]
-    guest_key: Option<String>,
+    guest_key: Option<GuestKey>,
 }
 
 impl TryFrom<MarkerWire> for Session {
@@ -47,9 +47,9 @@ impl TryFrom<MarkerWire> for Session {
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct LoginWire {
-    user_id: Field<UserId>,
-    channel_id: Field<Option<String>>,
-    guest_key: Field<Option<String>>,
+    user_id: Field<MaybeUser>,
+    channel_id: Field<Option<ChannelId>>,
+    guest_key: Field<Option<GuestKey>>,
 }
 
 /// The keys `login` takes.
@@ -71,16 +71,11 @@ fn guest_key_rule() -> String {
 
 impl Session {
     fn new(
-        user_id: UserId,
-        channel_id: Option<String>,
-        guest_key: Option<String>,
+        user_id: MaybeUser,
+        channel_id: Option<ChannelId>,
+        guest_key: Option<GuestKey>,
     ) -> Result<Self, String> {
-        if channel_id.as_deref().is_some_and(|c| !is_valid_id(c)) {
-            return Err(channel_rule());
-        }
-        if guest_key.is_some() && user_id.0.is_some()
-            || guest_key.as_deref().is_some_and(|k| !is_valid_id(k))
-        {
+        if guest_key.is_some() && user_id.0.is_some() {
             return Err(guest_key_rule());
         }
         Ok(Self {
@@ -151,7 +146,7 @@ impl Session {
 
     /// Whether an event of a job created by `user_id` on `channel_id` is for this session: the
     /// same user and, once the session knows its channel, the same channel.
-    pub fn owns(&self, user_id: &Option<String>, channel_id: &str) -> bool {
+    pub fn owns(&self, user_id: &Option<UserId>, channel_id: &str) -> bool {
         &self.user_id == user_id
             && self
                 .channel_id
@@ -174,9 +169,9 @@ impl Session {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo<'a> {
-    pub user_id: &'a Option<String>,
-    pub channel_id: &'a Option<String>,
-    pub guest_key: &'a Option<String>,
+    pub user_id: &'a Option<UserId>,
+    pub channel_id: &'a Option<ChannelId>,
+    pub guest_key: &'a Option<GuestKey>,
 }
 
 impl Session {
@@ -196,8 +191,8 @@ mod tests {
 
     fn session(user: Option<&str>, channel: Option<&str>) -> Session {
         Session {
-            user_id: user.map(str::to_owned),
-            channel_id: channel.map(str::to_owned),
+            user_id: user.map(Into::into),
+            channel_id: channel.map(Into::into),
             guest_key: None,
         }
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::error::GuardError;
-use super::ids::{canonical_uuid, is_tab_id, quote};
+use super::ids::{quote, TabId, TaskId};
 use super::model::{JobStatus, StatusName};
 use super::wire::{self, AnyJson, Field};
 
@@ -24,8 +24,8 @@ const TASK_STATUSES: &str = "pending, in_progress, aborting, success, failure, a
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submission {
     /// Canonical uuids, each once, in the body's order.
-    pub task_ids: Vec<String>,
-    pub tab_id: Option<String>,
+    pub task_ids: Vec<TaskId>,
+    pub tab_id: Option<TabId>,
 }
 
 #[derive(Default, Deserialize)]
@@ -33,7 +33,7 @@ pub struct Submission {
 struct SubmissionWire {
     task_ids: Field<Vec<IdWire>>,
     async_job: Field<AsyncJobWire>,
-    tab_id: Field<Option<String>>,
+    tab_id: Field<Option<TabId>>,
     #[allow(dead_code)]
     cursor: Option<IgnoredAny>,
 }
@@ -42,7 +42,7 @@ struct SubmissionWire {
 #[serde(default)]
 struct AsyncJobWire {
     task_id: Field<String>,
-    tab_id: Field<Option<String>>,
+    tab_id: Field<Option<TabId>>,
 }
 
 /// One entry of `task_ids`: a string, or anything else (refused below, with the rule).
@@ -58,8 +58,8 @@ fn invalid(message: String) -> GuardError {
     GuardError::InvalidJob(message)
 }
 
-fn task_id(id: Option<&str>, name: &str) -> Result<String, GuardError> {
-    id.and_then(canonical_uuid).ok_or_else(|| {
+fn task_id(id: Option<&str>, name: &str) -> Result<TaskId, GuardError> {
+    id.and_then(TaskId::parse).ok_or_else(|| {
         invalid(format!(
             "`{name}` must be a task uuid (8-4-4-4-12 hex digits), not \"{}\"",
             quote(id.unwrap_or("a non-string"))
@@ -67,10 +67,10 @@ fn task_id(id: Option<&str>, name: &str) -> Result<String, GuardError> {
     })
 }
 
-fn tab_id(field: Field<Option<String>>) -> Result<Option<String>, GuardError> {
+fn tab_id(field: Field<Option<TabId>>) -> Result<Option<TabId>, GuardError> {
     match field.nullable() {
-        Ok(tab) if tab.as_deref().is_none_or(is_tab_id) => Ok(tab),
-        _ => Err(invalid(
+        Ok(tab) => Ok(tab),
+        Err(_) => Err(invalid(
             "`tab_id` must be 1 to 64 of A-Z, a-z, 0-9, _ and - (or absent)".to_owned(),
         )),
     }
@@ -107,7 +107,7 @@ impl Submission {
                 "`task_ids` must name 1 to {MAX_TASKS_PER_BODY} tasks"
             )));
         }
-        let mut task_ids: Vec<String> = Vec::with_capacity(ids.len());
+        let mut task_ids: Vec<TaskId> = Vec::with_capacity(ids.len());
         for IdWire(id) in ids {
             let id = task_id(id.as_deref(), "task_ids")?;
             if !task_ids.contains(&id) {
@@ -125,7 +125,7 @@ impl Submission {
 /// adds), an update to skip.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusChange {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub status: Option<JobStatus>,
 }
 

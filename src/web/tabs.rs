@@ -295,9 +295,9 @@ impl TabSync {
         let message = Object::new();
         let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
         let _ = Reflect::set(&message, &"shared".into(), &shared.into());
-        let text = |v: Option<&String>| v.map_or(JsValue::NULL, |v| JsValue::from_str(v));
-        let user = session.and_then(|s| s.user_id.as_ref());
-        let guest = session.and_then(|s| s.guest_key.as_ref());
+        let text = |v: Option<&str>| v.map_or(JsValue::NULL, JsValue::from_str);
+        let user = session.and_then(|s| s.user_id.as_deref());
+        let guest = session.and_then(|s| s.guest_key.as_deref());
         let _ = Reflect::set(&message, &"userId".into(), &text(user));
         let _ = Reflect::set(&message, &"guestKey".into(), &text(guest));
         let _ = channel.post_message(&message);
@@ -335,7 +335,10 @@ fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
     let session = guard.store().session()?;
     match change {
         Change::Logout => Some(Change::Logout),
-        Change::UserChanged if session.user_id != user || session.guest_key != guest => {
+        Change::UserChanged
+            if session.user_id.as_deref() != user.as_deref()
+                || session.guest_key.as_deref() != guest.as_deref() =>
+        {
             Some(Change::UserChanged)
         }
         _ => None,

@@ -16,7 +16,7 @@ use super::cancel::{decide, CancelCheck, CancelRefusal};
 use super::clock::Clock;
 use super::error::GuardError;
 use super::fallback::{is_quota, FallbackStorage, StorageStatus};
-use super::ids::{canonical_uuid, is_valid_id};
+use super::ids::{canonical_uuid, is_valid_id, TabId};
 use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
 use super::options::GuardOptions;
 use super::response::Outcome;
@@ -55,7 +55,7 @@ pub struct JobStore<S, C> {
     /// This tab's own part of shared task records (kept in memory: it is this page's).
     tabs: tasks::TabMemory,
     /// This tab's id, when the app gave it (`tabId`): it survives a reload, the memory does not.
-    tab_id: Option<String>,
+    tab_id: Option<TabId>,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -213,7 +213,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let mut session = self.session().ok_or(GuardError::NoSession)?;
         if meta.user_id != session.user_id {
             return Err(GuardError::NotJobOwner {
-                job_id: meta.job_id,
+                job_id: meta.job_id.into(),
             });
         }
         let now = self.clock.now_ms();

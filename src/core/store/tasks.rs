@@ -11,6 +11,7 @@
 
 use super::super::clock::Clock;
 use super::super::error::GuardError;
+use super::super::ids::TabId;
 use super::super::model::{JobRecord, MAX_TAB_IDS};
 use super::super::storage::KeyValue;
 use super::super::task::{StatusChange, Submission};
@@ -23,7 +24,7 @@ const MAX_LEFT: usize = 1024;
 #[derive(Debug, Default)]
 pub(super) struct TabMemory {
     /// The tab id this tab recorded each task with.
-    own: Vec<(String, String)>,
+    own: Vec<(String, TabId)>,
     /// Tasks this tab left, hidden from it.
     left: Vec<String>,
 }
@@ -33,14 +34,14 @@ impl TabMemory {
         self.left.iter().any(|t| t == task_id)
     }
 
-    fn own_tab(&self, task_id: &str) -> Option<&String> {
+    fn own_tab(&self, task_id: &str) -> Option<&TabId> {
         self.own
             .iter()
             .find(|(t, _)| t == task_id)
             .map(|(_, tab)| tab)
     }
 
-    fn recorded(&mut self, task_id: &str, tab_id: Option<&String>) {
+    fn recorded(&mut self, task_id: &str, tab_id: Option<&TabId>) {
         self.left.retain(|t| t != task_id);
         self.own.retain(|(t, _)| t != task_id);
         if let Some(tab) = tab_id {
@@ -49,7 +50,7 @@ impl TabMemory {
     }
 
     /// This tab left the task: forgets its tab id (returned) and hides the task.
-    pub(super) fn leave(&mut self, task_id: &str) -> Option<String> {
+    pub(super) fn leave(&mut self, task_id: &str) -> Option<TabId> {
         let own = self.own_tab(task_id).cloned();
         self.own.retain(|(t, _)| t != task_id);
         if !self.has_left(task_id) {
@@ -127,7 +128,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with, or
     /// else the app's `tabId` option when the record lists it (a reloaded tab).
-    pub fn cancel_tab(&mut self, task_id: &str) -> Option<String> {
+    pub fn cancel_tab(&mut self, task_id: &str) -> Option<TabId> {
         let id = self.record_id(task_id);
         let task_id: &str = &id;
         if let Some(own) = self.tabs.own_tab(task_id) {

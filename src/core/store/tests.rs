@@ -429,7 +429,7 @@ fn records_dated_in_the_future_are_removed_as_expired() {
             "created_at": created, "updated_at": created});
         shared.put(&job_key(id), &record.to_string());
     }
-    let ids: Vec<String> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    let ids: Vec<String> = s.jobs().into_iter().map(|r| r.job_id.into()).collect();
     assert_eq!(ids, ["within"]);
     assert_eq!(s.stats().removed.expired, 2);
     assert_eq!(
@@ -452,7 +452,7 @@ fn jobs_are_oldest_first_and_expire_after_the_ttl() {
             .unwrap();
         clock.advance(20_000);
     }
-    let order: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    let order: Vec<String> = s.jobs().into_iter().map(|r| r.job_id.into()).collect();
     assert_eq!(order, ["c", "a", "b"]);
     // Now T0 + 60s: "c" is exactly 60 s old, not older.
     assert!(s.job("c").is_some());
@@ -486,7 +486,7 @@ fn max_jobs_evicts_terminal_records_first_then_the_oldest() {
     record("r2", "running");
     record("r3", "running");
     let ids = |s: &mut JobStore<Shared, ManualClock>| -> Vec<String> {
-        s.jobs().into_iter().map(|r| r.job_id).collect()
+        s.jobs().into_iter().map(|r| r.job_id.into()).collect()
     };
     assert_eq!(ids(&mut s), ["r1", "r2", "r3"], "terminal d1 went first");
     clock.advance(1);
@@ -581,7 +581,7 @@ fn malformed_stored_values_read_as_absent_and_are_removed() {
     shared.put(&job_key("bad"), "{\"job_id\":");
     let mismatched = JobRecord::new(meta("other", json!("1"), "c", "running"), T0, T0);
     shared.put(&job_key("swapped"), &mismatched.to_stored());
-    let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    let ids: Vec<String> = s.jobs().into_iter().map(|r| r.job_id.into()).collect();
     assert_eq!(ids, ["good"]);
     assert_eq!(shared.value(&job_key("bad")), None);
     assert_eq!(shared.value(&job_key("swapped")), None);
@@ -867,7 +867,7 @@ fn every_kind_of_corrupt_entry_is_removed_counted_and_harmless() {
     for (id, text) in &entries {
         shared.put(&job_key(id), text);
     }
-    let ids: Vec<_> = s.jobs().into_iter().map(|r| r.job_id).collect();
+    let ids: Vec<String> = s.jobs().into_iter().map(|r| r.job_id.into()).collect();
     assert_eq!(ids, ["good"], "the valid record is kept");
     let mut left = shared.all_keys();
     left.sort();
