@@ -200,6 +200,7 @@ mod tests {
             record(None, "c", JobStatus::Pending),
         ] {
             let check = decide(Some(&s), Some(rec), "job-1");
+            assert!(!check.is_allowed());
             assert_eq!(check.refusal(), Some(CancelRefusal::NotJobOwner));
             let CancelCheck::Refused { message, .. } = check else {
                 panic!("refused")
@@ -224,10 +225,9 @@ mod tests {
         let s = session(Some("1"), "c");
         for status in [JobStatus::Pending, JobStatus::Running] {
             let rec = record(Some("1"), "c", status);
-            assert_eq!(
-                decide(Some(&s), Some(rec.clone()), "job-1"),
-                CancelCheck::Allowed(rec)
-            );
+            let check = decide(Some(&s), Some(rec.clone()), "job-1");
+            assert!(check.is_allowed());
+            assert_eq!(check, CancelCheck::Allowed(rec));
         }
     }
 

@@ -565,6 +565,27 @@ mod tests {
             "x".repeat(MAX_BODY_CHARS)
         );
         assert_eq!(Reply::from_text(&long), Reply::NotJson);
+        // The limit is 65,536 UTF-16 code units, counted as JS counts: "é" is one, "😀" two.
+        let sized = |fill: &str, units: usize| {
+            let text = format!(r#"{{"action": "aborted", "pad": "{fill}"}}"#);
+            let pad = (units - text.encode_utf16().count()) / fill.encode_utf16().count();
+            format!(
+                r#"{{"action": "aborted", "pad": "{}"}}"#,
+                fill.repeat(pad + 1)
+            )
+        };
+        for fill in ["x", "é", "😀"] {
+            let at_limit = sized(fill, MAX_BODY_CHARS);
+            assert_eq!(at_limit.encode_utf16().count(), MAX_BODY_CHARS, "{fill}");
+            assert_eq!(Reply::from_text(&at_limit), json(Some("aborted")), "{fill}");
+            let over = format!(" {at_limit}");
+            assert_eq!(Reply::from_text(&over), Reply::NotJson, "{fill}");
+        }
+        // A body already parsed (a JS value) is read with the same depth limit.
+        let parsed = serde_json::json!({"action": "aborted", "n": [[1]]});
+        assert_eq!(Reply::from_json(&parsed), json(Some("aborted")));
+        let deep: serde_json::Value = serde_json::from_str(&at(65)).unwrap();
+        assert_eq!(Reply::from_json(&deep), Reply::NotJson);
         assert_eq!(
             Reply::from_text(r#"{"action": "detached"} trailing"#),
             Reply::NotJson

@@ -173,7 +173,28 @@ mod tests {
             parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
             Some(1_835_481_599_000)
         );
+        // RFC 850's two-digit years: 00-69 are 2000-2069, 70-99 are 1970-1999.
+        assert_eq!(
+            parse_http_date("Sunday, 07-Nov-27 08:49:37 GMT"),
+            parse_http_date("Sun, 07 Nov 2027 08:49:37 GMT")
+        );
+        assert_eq!(
+            parse_http_date("Wednesday, 01-Jan-69 00:00:00 GMT"),
+            Some(3_124_224_000_000)
+        );
+        assert_eq!(parse_http_date("Thursday, 01-Jan-70 00:00:00 GMT"), Some(0));
+        // The last second of each field is in range; one more is not.
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 23:59:60 GMT"),
+            Some(784_166_400_000)
+        );
         for bad in [
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT",
+            "Sun, 06 Nov 1994 08:49:61 GMT",
+            "Sun, 00 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 0 08:49:37 GMT",
+            "Sun, 06 Nov 10000 08:49:37 GMT",
             "",
             "tomorrow",
             "Sun, 06 Nov 1994 08:49:37 PST",

@@ -825,6 +825,16 @@ fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
     assert_eq!(s.stats().kept_in_memory, 1);
     assert!(s.check_cancel("c").is_allowed());
     assert_eq!(s.jobs().len(), 3);
+    // Another tab's sign-out or user switch (its storage event names the session key) makes
+    // what this tab kept in memory stale: it is dropped.
+    assert!(s.is_session_key("superset-job-guard:v1:session"));
+    assert!(!s.is_session_key(&job_key("c")));
+    assert!(!s.is_session_key("other:v1:session"));
+    s.forget_memory();
+    assert_eq!(s.job("c"), None);
+    assert_eq!(s.jobs().len(), 2);
+    let c = s.record_job(meta("c", json!("1"), "c", "running")).unwrap();
+    assert_eq!(s.job("c"), Some(c));
     // Logout clears memory too.
     assert_eq!(s.logout(), 3);
     assert_eq!(
@@ -989,6 +999,16 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
     assert_eq!(rec[0].tab_ids, ["ta", "tb"]);
     assert_eq!(a.cancel_tab(TA).as_deref(), Some("ta"));
     assert_eq!(b.cancel_tab(TA).as_deref(), Some("tb"));
+    // What a tab alone knows goes when another tab's sign-out makes it stale.
+    let (other, other_clock) = setup();
+    let mut a_forgot = tab(&other, &other_clock);
+    a_forgot.login(login(json!(1), None)).unwrap();
+    a_forgot
+        .record_tasks(tasks(json!({"task_ids": [TB], "tab_id": "tf"})))
+        .unwrap();
+    assert_eq!(a_forgot.cancel_tab(TB).as_deref(), Some("tf"));
+    a_forgot.forget_memory();
+    assert_eq!(a_forgot.cancel_tab(TB), None);
     // A tab that did not record it carries no tab id; a reloaded tab b, given its `tabId`,
     // carries its own.
     let mut c = tab(&shared, &clock);
