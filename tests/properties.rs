@@ -67,7 +67,7 @@ impl Peek for Shared {
             _ => None,
         };
         let channel_ok = match &marker["channel_id"] {
-            Value::String(c) => rec.channel_id.as_ref().is_some_and(|id| id == c),
+            Value::String(c) => rec.channel_id().is_some_and(|id| id == c),
             _ => true,
         };
         user.as_deref() == rec.user_id.as_deref() && channel_ok
@@ -266,7 +266,7 @@ proptest! {
                 Op::Check(j) => {
                     if let CancelCheck::Allowed(rec) = store.check_cancel(&j) {
                         prop_assert!(shared.marker_owns(&rec));
-                        prop_assert!(!rec.status.is_terminal());
+                        prop_assert!(!rec.status().is_terminal());
                         prop_assert_eq!(rec.job_id, j);
                     }
                 }

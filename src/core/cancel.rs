@@ -126,13 +126,13 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
             ),
         );
     }
-    if record.status.is_terminal() {
+    if record.is_terminal() {
         return refuse(
             CancelRefusal::AlreadyFinished,
             format!(
                 "Job {} has already finished ({})",
                 quote(job_id),
-                record.status.as_str()
+                record.status().as_str()
             ),
         );
     }
@@ -143,20 +143,21 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
 mod tests {
 
     use super::*;
-    use crate::core::model::JobStatus;
+    use crate::core::model::{JobStatus, RecordKind};
 
     fn record(user: Option<&str>, channel: &str, status: JobStatus) -> JobRecord {
         JobRecord {
-            channel_id: Some(channel.into()),
             job_id: "job-1".into(),
             user_id: user.map(Into::into),
-            status,
-            errors: vec![],
-            result_url: None,
             created_at: 1,
             updated_at: 1,
             guest_key: None,
-            tab_ids: vec![],
+            kind: RecordKind::Job {
+                channel_id: channel.into(),
+                status,
+                errors: vec![],
+                result_url: None,
+            },
         }
     }
 

@@ -5,7 +5,7 @@
 use super::cancel::{CancelCheck, CancelRefusal};
 use serde::Serialize;
 
-use super::model::JobStatus;
+use super::model::TaskStatus;
 use super::random::Random;
 use super::response::{
     after_status_read, classify, network_failure, timed_out, Classification, Contract, Outcome,
@@ -32,7 +32,7 @@ pub struct CancelOutcome {
     pub action: Option<String>,
     /// The task's status as read back after a 422, for its record (not shown to the app).
     #[serde(skip)]
-    pub status: Option<JobStatus>,
+    pub status: Option<TaskStatus>,
 }
 
 /// What one answer to a cancel request was.
@@ -162,8 +162,7 @@ impl CancelFlow {
     /// The outcome of a task's 422 once its status was read back: `None` when no answer gave
     /// one the guard knows. A running task cannot be stopped: `refused`, reason
     /// `not_abortable`.
-    pub fn after_status(&self, status: Option<JobStatus>) -> CancelOutcome {
-        let status = status.filter(|s| s.is_task_status());
+    pub fn after_status(&self, status: Option<TaskStatus>) -> CancelOutcome {
         let mut outcome = self.finish(after_status_read(status), Some(422));
         if status.is_some_and(|s| !s.is_terminal()) {
             outcome.reason = Some(CancelRefusal::NotAbortable);
@@ -396,19 +395,19 @@ mod tests {
                 reply: Reply::from_text(body),
             };
             assert_eq!(flow.after(&answer, 0, &mut random), Step::ReadStatus);
-            let done = flow.after_status(Some(JobStatus::Success));
+            let done = flow.after_status(Some(TaskStatus::Success));
             assert_eq!(
                 (done.outcome, done.http_status, done.attempts, done.reason),
                 (Outcome::AlreadyFinished, Some(422), 1, None)
             );
-            assert_eq!(done.status, Some(JobStatus::Success));
-            let running = flow.after_status(Some(JobStatus::InProgress));
+            assert_eq!(done.status, Some(TaskStatus::Success));
+            let running = flow.after_status(Some(TaskStatus::InProgress));
             assert_eq!(
                 (running.outcome, running.reason, running.status),
                 (
                     Outcome::Refused,
                     Some(CancelRefusal::NotAbortable),
-                    Some(JobStatus::InProgress)
+                    Some(TaskStatus::InProgress)
                 )
             );
             let v: serde_json::Value = serde_json::to_value(&running).unwrap();
@@ -417,13 +416,12 @@ mod tests {
                 v.get("status").is_none(),
                 "the status is for the record only"
             );
-            for unknown in [None, Some(JobStatus::Done)] {
-                let none = flow.after_status(unknown);
-                assert_eq!(
-                    (none.outcome, none.reason, none.status, none.retryable),
-                    (Outcome::Refused, None, None, false)
-                );
-            }
+            // No status read back (no answer, or one the guard does not know).
+            let none = flow.after_status(None);
+            assert_eq!(
+                (none.outcome, none.reason, none.status, none.retryable),
+                (Outcome::Refused, None, None, false)
+            );
         }
         // Not on the async_event contract: its 422 is a plain failure.
         let mut flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent, 10_000);

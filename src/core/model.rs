@@ -6,7 +6,7 @@
 //! deserialised into a wire struct first and validated by `TryFrom`, so a value of these
 //! types is always valid.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::error::GuardError;
@@ -16,120 +16,141 @@ use super::ids::{
 };
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
-/// A job's status, as Superset names it: the async_event contract's five (`cancelled` is the
-/// cancel-era terminal status) and the task framework's seven (`pending` is in both). It
-/// crosses every boundary as its name ([`as_str`](Self::as_str)): one table of names for
-/// reading and writing, and one reader for every deserializer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "&'static str")]
-pub enum JobStatus {
-    Pending,
-    Running,
-    Done,
-    Error,
-    Cancelled,
-    InProgress,
-    Aborting,
-    Success,
-    Failure,
-    Aborted,
-    TimedOut,
+/// Declares a contract's statuses: an enum whose values cross every boundary as their names
+/// (one table of names for reading and writing, and one reader for every deserializer).
+macro_rules! statuses {
+    (
+        $(#[$doc:meta])*
+        $name:ident ($what:literal) {
+            $($variant:ident = $text:literal,)+
+        }
+        terminal: $($terminal:ident)|+
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($variant,)+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The status `name` names, if any.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// The statuses that end it: the server keeps nothing to cancel.
+            pub fn is_terminal(self) -> bool {
+                matches!(self, $($name::$terminal)|+)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(d)?;
+                $name::from_name(&name).ok_or_else(|| serde::de::Error::custom($what))
+            }
+        }
+
+        impl PartialEq<$name> for Status {
+            fn eq(&self, other: &$name) -> bool {
+                *self == Status::from(*other)
+            }
+        }
+    };
 }
 
-impl TryFrom<String> for JobStatus {
-    type Error = &'static str;
-
-    fn try_from(name: String) -> Result<Self, &'static str> {
-        JobStatus::from_name(&name).ok_or("not a job status")
+statuses! {
+    /// An async_event job's status (`cancelled` is the cancel-era terminal status).
+    JobStatus ("not an async_event job status") {
+        Pending = "pending",
+        Running = "running",
+        Done = "done",
+        Error = "error",
+        Cancelled = "cancelled",
     }
+    terminal: Done | Error | Cancelled
 }
 
-impl From<JobStatus> for &'static str {
+statuses! {
+    /// A task's status (the task framework's seven, `superset_core/tasks/types.py`).
+    TaskStatus ("not a task status") {
+        Pending = "pending",
+        InProgress = "in_progress",
+        Aborting = "aborting",
+        Success = "success",
+        Failure = "failure",
+        Aborted = "aborted",
+        TimedOut = "timed_out",
+    }
+    terminal: Success | Failure | Aborted | TimedOut
+}
+
+/// A record's status: a job's or a task's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Job(JobStatus),
+    Task(TaskStatus),
+}
+
+impl From<JobStatus> for Status {
     fn from(status: JobStatus) -> Self {
-        status.as_str()
+        Status::Job(status)
     }
 }
 
-impl JobStatus {
-    pub const ALL: [JobStatus; 11] = [
-        JobStatus::Pending,
-        JobStatus::Running,
-        JobStatus::Done,
-        JobStatus::Error,
-        JobStatus::Cancelled,
-        JobStatus::InProgress,
-        JobStatus::Aborting,
-        JobStatus::Success,
-        JobStatus::Failure,
-        JobStatus::Aborted,
-        JobStatus::TimedOut,
-    ];
-
-    /// The status `name` names, if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        JobStatus::ALL.into_iter().find(|s| s.as_str() == name)
+impl From<TaskStatus> for Status {
+    fn from(status: TaskStatus) -> Self {
+        Status::Task(status)
     }
+}
 
+impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
-            JobStatus::Pending => "pending",
-            JobStatus::Running => "running",
-            JobStatus::Done => "done",
-            JobStatus::Error => "error",
-            JobStatus::Cancelled => "cancelled",
-            JobStatus::InProgress => "in_progress",
-            JobStatus::Aborting => "aborting",
-            JobStatus::Success => "success",
-            JobStatus::Failure => "failure",
-            JobStatus::Aborted => "aborted",
-            JobStatus::TimedOut => "timed_out",
+            Status::Job(s) => s.as_str(),
+            Status::Task(s) => s.as_str(),
         }
     }
 
-    /// `done`, `error`, `cancelled` (jobs) and `success`, `failure`, `aborted`, `timed_out`
-    /// (tasks) end a job: the server keeps nothing to cancel.
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            JobStatus::Done
-                | JobStatus::Error
-                | JobStatus::Cancelled
-                | JobStatus::Success
-                | JobStatus::Failure
-                | JobStatus::Aborted
-                | JobStatus::TimedOut
-        )
-    }
-
-    /// A status of the task framework (`superset_core/tasks/types.py`).
-    pub fn is_task_status(self) -> bool {
-        !matches!(
-            self,
-            JobStatus::Running | JobStatus::Done | JobStatus::Error | JobStatus::Cancelled
-        )
-    }
-
-    /// A status of the async_event contract.
-    pub fn is_job_status(self) -> bool {
-        matches!(
-            self,
-            JobStatus::Pending
-                | JobStatus::Running
-                | JobStatus::Done
-                | JobStatus::Error
-                | JobStatus::Cancelled
-        )
+        match self {
+            Status::Job(s) => s.is_terminal(),
+            Status::Task(s) => s.is_terminal(),
+        }
     }
 }
 
 /// A status as it arrives in an update: one of the contract's, or a name this guard does not
 /// know (a status a later Superset adds), which skips the update rather than refusing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StatusName(pub Option<JobStatus>);
+pub struct StatusName<S>(pub Option<S>);
 
-impl<'de> Deserialize<'de> for StatusName {
+impl<'de> Deserialize<'de> for StatusName<JobStatus> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         String::deserialize(d).map(|name| StatusName(JobStatus::from_name(&name)))
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusName<TaskStatus> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|name| StatusName(TaskStatus::from_name(&name)))
     }
 }
 
@@ -159,7 +180,7 @@ struct MetadataWire {
     channel_id: Field<String>,
     job_id: Field<String>,
     user_id: Field<MaybeUser>,
-    status: Field<StatusName>,
+    status: Field<StatusName<JobStatus>>,
     errors: Field<Option<AnyJson>>,
     result_url: Field<Option<String>>,
 }
@@ -195,12 +216,7 @@ impl TryFrom<MetadataWire> for JobMetadata {
                 )
             }
         };
-        let status = w
-            .status
-            .valid()
-            .and_then(|s| s.0)
-            .filter(|s| s.is_job_status())
-            .ok_or(STATUS_RULE)?;
+        let status = w.status.valid().and_then(|s| s.0).ok_or(STATUS_RULE)?;
         let errors = match w.errors.nullable() {
             Ok(None) | Ok(Some(AnyJson(Value::Null))) => Vec::new(),
             Ok(Some(AnyJson(Value::Array(items)))) => items,
@@ -250,7 +266,7 @@ impl JobMetadata {
         let mut w: MetadataWire =
             wire::read(value, METADATA_EXPECTED).map_err(GuardError::InvalidJob)?;
         let unknown = match &w.status {
-            Field::Valid(StatusName(Some(s))) => !s.is_job_status(),
+            Field::Valid(StatusName(Some(_))) => false,
             Field::Valid(StatusName(None)) => true,
             Field::Missing | Field::Invalid => false,
         };
@@ -262,27 +278,89 @@ impl JobMetadata {
     }
 }
 
-/// What the guard stores for one job: the metadata plus when it was recorded and last updated
-/// (milliseconds since the epoch). Written with Superset's snake_case field names, in this
-/// order (the `v1` format). A task of the task framework has no channel (`channel_id: null`),
-/// its uuid as `job_id` and the `tab_ids` of the tabs that recorded it; a guest's record
-/// carries the guest's `guest_key`. Both are left out when empty, so a user's job record is
-/// written exactly as before.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What the guard stores for one job or task: who owns it, when it was recorded and last
+/// updated (milliseconds since the epoch), a guest's record the guest's `guest_key`, and what
+/// depends on the contract ([`RecordKind`]): the compiler, not a null channel, says which
+/// endpoint, body and answer table apply. Stored as [`StoredRecord`] (the `v1` format).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "RecordWire")]
 pub struct JobRecord {
-    pub channel_id: Option<ChannelId>,
+    /// The job's id, or the task's uuid (a [`TaskId`]).
     pub job_id: JobId,
     pub user_id: Option<UserId>,
-    pub status: JobStatus,
-    pub errors: Vec<Value>,
-    pub result_url: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub guest_key: Option<GuestKey>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tab_ids: Vec<TabId>,
+    pub kind: RecordKind,
+}
+
+/// What a record holds by its contract.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecordKind {
+    /// An async_event job: its channel and the metadata Superset sends about it.
+    Job {
+        channel_id: ChannelId,
+        status: JobStatus,
+        errors: Vec<Value>,
+        result_url: Option<String>,
+    },
+    /// A task of the task framework: the tab ids of this browser's tabs that recorded it.
+    Task {
+        status: TaskStatus,
+        tab_ids: Vec<TabId>,
+    },
+}
+
+/// A record as it is stored and as JS sees it: Superset's snake_case field names, in this
+/// order (the `v1` format). A task has `channel_id: null`, no errors and no result URL; a
+/// guest's record carries `guest_key`; a task its `tab_ids`. Both are left out when empty, so a
+/// user's job record is written exactly as before tasks and guests had them.
+#[derive(Serialize)]
+struct StoredRecord<'a> {
+    channel_id: Option<&'a ChannelId>,
+    job_id: &'a JobId,
+    user_id: &'a Option<UserId>,
+    status: &'static str,
+    errors: &'a [Value],
+    result_url: Option<&'a String>,
+    created_at: u64,
+    updated_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guest_key: Option<&'a GuestKey>,
+    #[serde(skip_serializing_if = "is_empty")]
+    tab_ids: &'a [TabId],
+}
+
+fn is_empty(tabs: &&[TabId]) -> bool {
+    tabs.is_empty()
+}
+
+impl Serialize for JobRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (channel_id, errors, result_url, tab_ids): (_, &[Value], _, &[TabId]) = match &self.kind
+        {
+            RecordKind::Job {
+                channel_id,
+                errors,
+                result_url,
+                ..
+            } => (Some(channel_id), errors, result_url.as_ref(), &[]),
+            RecordKind::Task { tab_ids, .. } => (None, &[], None, tab_ids),
+        };
+        StoredRecord {
+            channel_id,
+            job_id: &self.job_id,
+            user_id: &self.user_id,
+            status: self.status().as_str(),
+            errors,
+            result_url,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            guest_key: self.guest_key.as_ref(),
+            tab_ids,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// A stored record as read, before validation.
@@ -293,7 +371,7 @@ struct RecordWire {
     channel_id: Option<String>,
     job_id: String,
     user_id: MaybeUser,
-    status: JobStatus,
+    status: String,
     #[serde(default)]
     errors: Option<AnyJson>,
     #[serde(default)]
@@ -319,23 +397,33 @@ impl TryFrom<RecordWire> for JobRecord {
         };
         let mut record = match w.channel_id {
             Some(channel_id) => {
+                let status = JobStatus::from_name(&w.status).ok_or(STATUS_RULE)?;
                 let meta = JobMetadata::try_from(MetadataWire {
                     channel_id: Field::Valid(channel_id),
                     job_id: Field::Valid(w.job_id),
                     user_id: Field::Valid(w.user_id),
-                    status: Field::Valid(StatusName(Some(w.status))),
+                    status: Field::Valid(StatusName(Some(status))),
                     errors: Field::Valid(w.errors),
                     result_url: Field::Valid(w.result_url),
                 })?;
+                if !w.tab_ids.is_empty() {
+                    return Err("`tab_ids` are a task's tab ids".to_owned());
+                }
                 Self::new(meta, created_at, updated_at)
             }
             None => {
                 let task = TaskId::try_from(w.job_id)
                     .ok()
-                    .filter(|_| w.status.is_task_status())
+                    .zip(TaskStatus::from_name(&w.status))
                     .ok_or("a task record has a lowercase uuid and a task status")?;
-                let mut record = Self::task(task, w.user_id.0, None, created_at);
-                record.status = w.status;
+                if w.tab_ids.len() > MAX_TAB_IDS {
+                    return Err("`tab_ids` are a task's tab ids".to_owned());
+                }
+                let mut record = Self::task(task.0, w.user_id.0, None, created_at);
+                record.kind = RecordKind::Task {
+                    status: task.1,
+                    tab_ids: w.tab_ids,
+                };
                 record.updated_at = updated_at;
                 record
             }
@@ -343,11 +431,7 @@ impl TryFrom<RecordWire> for JobRecord {
         if w.guest_key.is_some() && record.user_id.is_some() {
             return Err("`guest_key` is a valid id, of a guest's record".to_owned());
         }
-        if w.tab_ids.len() > MAX_TAB_IDS || record.channel_id.is_some() && !w.tab_ids.is_empty() {
-            return Err("`tab_ids` are a task's tab ids".to_owned());
-        }
         record.guest_key = w.guest_key;
-        record.tab_ids = w.tab_ids;
         Ok(record)
     }
 }
@@ -355,47 +439,122 @@ impl TryFrom<RecordWire> for JobRecord {
 impl JobRecord {
     pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
         Self {
-            channel_id: Some(meta.channel_id),
             job_id: meta.job_id,
             user_id: meta.user_id,
-            status: meta.status,
-            errors: meta.errors,
-            result_url: meta.result_url,
             created_at,
             updated_at,
             guest_key: None,
-            tab_ids: Vec::new(),
+            kind: RecordKind::Job {
+                channel_id: meta.channel_id,
+                status: meta.status,
+                errors: meta.errors,
+                result_url: meta.result_url,
+            },
         }
     }
 
-    /// A new, `pending` record of the task `task_id` (a canonical uuid) for `user_id`.
+    /// A new, `pending` record of the task `task_id` for `user_id`.
     pub fn task(task_id: TaskId, user_id: Option<UserId>, tab_id: Option<TabId>, now: u64) -> Self {
         Self {
-            channel_id: None,
             job_id: task_id.into(),
             user_id,
-            status: JobStatus::Pending,
-            errors: Vec::new(),
-            result_url: None,
             created_at: now,
             updated_at: now,
             guest_key: None,
-            tab_ids: tab_id.into_iter().collect(),
+            kind: RecordKind::Task {
+                status: TaskStatus::Pending,
+                tab_ids: tab_id.into_iter().collect(),
+            },
         }
     }
 
     /// Whether this is a task of the task framework (rather than an async_event job).
     pub fn is_task(&self) -> bool {
-        self.channel_id.is_none()
+        matches!(self.kind, RecordKind::Task { .. })
     }
 
-    /// The terminal status a successful cancel leaves: `aborted` for a task, `cancelled` for a
-    /// job.
-    pub fn cancelled_status(&self) -> JobStatus {
-        if self.is_task() {
-            JobStatus::Aborted
-        } else {
-            JobStatus::Cancelled
+    /// An async_event job's channel; `None` for a task.
+    pub fn channel_id(&self) -> Option<&ChannelId> {
+        match &self.kind {
+            RecordKind::Job { channel_id, .. } => Some(channel_id),
+            RecordKind::Task { .. } => None,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match &self.kind {
+            RecordKind::Job { status, .. } => Status::Job(*status),
+            RecordKind::Task { status, .. } => Status::Task(*status),
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.status().is_terminal()
+    }
+
+    /// A task's tab ids; none for a job.
+    pub fn tab_ids(&self) -> &[TabId] {
+        match &self.kind {
+            RecordKind::Task { tab_ids, .. } => tab_ids,
+            RecordKind::Job { .. } => &[],
+        }
+    }
+
+    /// A task's new status, unless the task has ended or already has it. Whether it changed
+    /// (a job's record never does).
+    pub fn set_task_status(&mut self, new: TaskStatus) -> bool {
+        match &mut self.kind {
+            RecordKind::Task { status, .. } if !status.is_terminal() && *status != new => {
+                *status = new;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A job's event: its status, errors and result URL, unless the job has ended. Whether it
+    /// applied (a task's record never takes a job's event).
+    pub fn apply_event(&mut self, event: JobMetadata) -> bool {
+        match &mut self.kind {
+            RecordKind::Job {
+                status,
+                errors,
+                result_url,
+                ..
+            } if !status.is_terminal() => {
+                *status = event.status;
+                *errors = event.errors;
+                *result_url = event.result_url;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A job's errors (for this crate's tests).
+    #[cfg(any(test, feature = "test-doubles"))]
+    pub fn errors(&self) -> &[Value] {
+        match &self.kind {
+            RecordKind::Job { errors, .. } => errors,
+            RecordKind::Task { .. } => &[],
+        }
+    }
+
+    /// A job's result URL (for this crate's tests).
+    #[cfg(any(test, feature = "test-doubles"))]
+    pub fn result_url(&self) -> Option<&str> {
+        match &self.kind {
+            RecordKind::Job { result_url, .. } => result_url.as_deref(),
+            RecordKind::Task { .. } => None,
+        }
+    }
+
+    /// Leaves the terminal status a successful cancel leaves: `cancelled` for a job, `aborted`
+    /// for a task.
+    pub fn cancel(&mut self) {
+        match &mut self.kind {
+            RecordKind::Job { status, .. } => *status = JobStatus::Cancelled,
+            RecordKind::Task { status, .. } => *status = TaskStatus::Aborted,
         }
     }
 
@@ -439,7 +598,7 @@ impl JobRecord {
     /// (One sort for every caller: each sort closure is a copy of the sort in the module.)
     pub fn sort(records: &mut [JobRecord], finished_first: bool) {
         records.sort_unstable_by(|a, b| {
-            let rank = |r: &JobRecord| (finished_first && !r.status.is_terminal(), r.created_at);
+            let rank = |r: &JobRecord| (finished_first && !r.is_terminal(), r.created_at);
             (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
         });
     }
@@ -450,15 +609,22 @@ impl JobRecord {
         if self.fits() {
             return Ok(());
         }
-        let errors = std::mem::take(&mut self.errors);
+        let RecordKind::Job { errors, .. } = &mut self.kind else {
+            return self.check_fits();
+        };
+        let all = std::mem::take(errors);
         let mut budget = MAX_RECORD_BYTES.saturating_sub(self.stored_len());
-        for error in errors {
+        let mut kept = Vec::new();
+        for error in all {
             let len = json_len(&error) + 1;
             if len > budget {
                 break;
             }
             budget -= len;
-            self.errors.push(error);
+            kept.push(error);
+        }
+        if let RecordKind::Job { errors, .. } = &mut self.kind {
+            *errors = kept;
         }
         self.check_fits()
     }
@@ -654,15 +820,26 @@ mod tests {
 
     #[test]
     fn statuses_cross_as_their_names_both_ways() {
-        for s in JobStatus::ALL {
+        for &s in JobStatus::ALL {
             assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
             assert_eq!(
                 serde_json::from_value::<JobStatus>(json!(s.as_str())).unwrap(),
                 s
             );
         }
-        let names: std::collections::BTreeSet<_> = JobStatus::ALL.map(JobStatus::as_str).into();
+        for &s in TaskStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+            assert_eq!(
+                serde_json::from_value::<TaskStatus>(json!(s.as_str())).unwrap(),
+                s
+            );
+        }
+        let names: std::collections::BTreeSet<_> =
+            JobStatus::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(names.len(), JobStatus::ALL.len());
+        let names: std::collections::BTreeSet<_> =
+            TaskStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), TaskStatus::ALL.len());
         for bad in [
             json!("Running"),
             json!("timed-out"),
@@ -670,8 +847,12 @@ mod tests {
             json!(1),
             json!(null),
         ] {
-            assert!(serde_json::from_value::<JobStatus>(bad).is_err());
+            assert!(serde_json::from_value::<JobStatus>(bad.clone()).is_err());
+            assert!(serde_json::from_value::<TaskStatus>(bad).is_err());
         }
+        // Each contract's statuses only.
+        assert!(serde_json::from_value::<JobStatus>(json!("success")).is_err());
+        assert!(serde_json::from_value::<TaskStatus>(json!("running")).is_err());
     }
 
     #[test]
@@ -699,12 +880,14 @@ mod tests {
         assert_eq!(rec.check_fits().unwrap_err().code(), "invalid_job");
         rec.trim_to_fit().unwrap();
         assert!(rec.to_stored().len() <= MAX_RECORD_BYTES);
-        assert!(!rec.errors.is_empty() && rec.errors.len() < 20);
+        assert!(!rec.errors().is_empty() && rec.errors().len() < 20);
         // The size is the record's own JSON, as the guard writes it: whitespace around it in
         // storage does not count, errors added to it do.
         let padded = format!("{}{}", rec.to_stored(), " ".repeat(MAX_RECORD_BYTES));
         assert_eq!(JobRecord::from_stored(&padded), Some(rec.clone()));
-        rec.errors.push(json!("x".repeat(MAX_RECORD_BYTES)));
+        if let RecordKind::Job { errors, .. } = &mut rec.kind {
+            errors.push(json!("x".repeat(MAX_RECORD_BYTES)));
+        }
         assert_eq!(
             JobRecord::from_stored(&rec.to_stored()),
             None,
@@ -715,20 +898,32 @@ mod tests {
     #[test]
     fn a_record_fits_when_its_stored_text_does() {
         let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
-        rec.status = JobStatus::Cancelled;
+        rec.cancel();
+        let url = |rec: &mut JobRecord, url: Option<String>| {
+            if let RecordKind::Job { result_url, .. } = &mut rec.kind {
+                *result_url = url;
+            }
+        };
         for n in [0, 1, 100, 2000, 2600, 2700, 2800, 5000] {
             for fill in ["x", "\u{1}", "\"", "é"] {
-                rec.result_url = Some(fill.repeat(n));
+                url(&mut rec, Some(fill.repeat(n)));
                 assert_eq!(
                     rec.fits(),
                     rec.to_stored().len() <= MAX_RECORD_BYTES,
                     "{n} {fill:?}"
                 );
                 // Every field counts, the optional ones included.
-                let mut guest = rec.clone();
-                guest.result_url = None;
+                let mut guest = JobRecord::task(
+                    "10a0bd9a-03c8-4737-9345-f4234ba86512".into(),
+                    None,
+                    None,
+                    u64::MAX,
+                );
                 guest.guest_key = GuestKey::try_from(fill.repeat(n.clamp(1, MAX_ID_LEN))).ok();
-                guest.tab_ids = vec!["t".repeat(64).as_str().into(); n / 64];
+                guest.kind = RecordKind::Task {
+                    status: TaskStatus::Pending,
+                    tab_ids: vec!["t".repeat(64).as_str().into(); n / 64],
+                };
                 assert_eq!(
                     guest.fits(),
                     guest.to_stored().len() <= MAX_RECORD_BYTES,
@@ -747,16 +942,21 @@ mod tests {
             5,
         );
         rec.guest_key = Some("g".into());
-        rec.status = JobStatus::TimedOut;
+        assert!(rec.set_task_status(TaskStatus::TimedOut));
         let text = rec.to_stored();
         assert!(text.contains(r#""status":"timed_out""#), "{text}");
         assert_eq!(rec.stored_len(), text.len());
         assert_eq!(JobRecord::from_stored(&text), Some(rec.clone()));
-        assert!(rec.is_task() && rec.status.is_terminal());
-        assert_eq!(rec.cancelled_status(), JobStatus::Aborted);
-        rec.tab_ids = (0..MAX_TAB_IDS + 1)
-            .map(|i| format!("t{i}").as_str().into())
-            .collect();
+        assert!(rec.is_task() && rec.status().is_terminal());
+        let mut aborted = rec.clone();
+        aborted.cancel();
+        assert_eq!(aborted.status(), TaskStatus::Aborted);
+        rec.kind = RecordKind::Task {
+            status: TaskStatus::Pending,
+            tab_ids: (0..MAX_TAB_IDS + 1)
+                .map(|i| format!("t{i}").as_str().into())
+                .collect(),
+        };
         assert_eq!(JobRecord::from_stored(&rec.to_stored()), None);
     }
 

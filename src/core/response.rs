@@ -34,7 +34,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::GuardError;
-use super::model::JobStatus;
+use super::model::TaskStatus;
 use super::wire::AnyJson;
 
 /// The server contract the guard speaks.
@@ -176,12 +176,11 @@ fn json_within_limits(text: &str) -> Option<serde_json::Value> {
 
 /// The task's status in the body of `GET /api/v1/task/<uuid>/status` (`{ "status": … }`):
 /// `None` unless it is one of the task framework's statuses.
-pub fn read_status(text: &str) -> Option<JobStatus> {
+pub fn read_status(text: &str) -> Option<TaskStatus> {
     json_within_limits(text)?
         .get("status")?
         .as_str()
-        .and_then(JobStatus::from_name)
-        .filter(|s| s.is_task_status())
+        .and_then(TaskStatus::from_name)
 }
 
 /// The meaning of one answer: the outcome, a message to show a person, whether a later attempt
@@ -297,7 +296,7 @@ const TASK_422_MESSAGE: &str = "The server did not cancel this task (HTTP 422): 
 /// status is `already_finished`; a running one a refusal (the task has no abort handler: it
 /// cannot be stopped); no status (no answer, or one the guard does not know) leaves the 422's
 /// own `refused`.
-pub fn after_status_read(status: Option<JobStatus>) -> Classification {
+pub fn after_status_read(status: Option<TaskStatus>) -> Classification {
     let (outcome, message) = match status {
         Some(s) if s.is_terminal() => (
             Outcome::AlreadyFinished,
@@ -492,19 +491,19 @@ mod tests {
     #[test]
     fn a_tasks_422_is_decided_by_its_status_read_back() {
         for terminal in [
-            JobStatus::Success,
-            JobStatus::Failure,
-            JobStatus::Aborted,
-            JobStatus::TimedOut,
+            TaskStatus::Success,
+            TaskStatus::Failure,
+            TaskStatus::Aborted,
+            TaskStatus::TimedOut,
         ] {
             let c = after_status_read(Some(terminal));
             assert_eq!((c.outcome, c.retryable), (Outcome::AlreadyFinished, false));
             assert!(c.message.contains(terminal.as_str()));
         }
         for running in [
-            JobStatus::Pending,
-            JobStatus::InProgress,
-            JobStatus::Aborting,
+            TaskStatus::Pending,
+            TaskStatus::InProgress,
+            TaskStatus::Aborting,
         ] {
             let c = after_status_read(Some(running));
             assert_eq!((c.outcome, c.retryable), (Outcome::Refused, false));
@@ -522,11 +521,11 @@ mod tests {
     fn a_status_answer_names_a_task_status_or_nothing() {
         assert_eq!(
             read_status(r#"{"status": "in_progress"}"#),
-            Some(JobStatus::InProgress)
+            Some(TaskStatus::InProgress)
         );
         assert_eq!(
             read_status(r#"{"status": "success", "x": [1]}"#),
-            Some(JobStatus::Success)
+            Some(TaskStatus::Success)
         );
         for nothing in [
             r#"{"status": "paused"}"#,

@@ -158,7 +158,7 @@ impl Session {
     /// a channel, the session's channel once known. A task has no channel: it is the user's.
     pub fn owns_record(&self, record: &JobRecord) -> bool {
         self.guest_key == record.guest_key
-            && match &record.channel_id {
+            && match record.channel_id() {
                 Some(channel) => self.owns(&record.user_id, channel),
                 None => self.user_id == record.user_id,
             }

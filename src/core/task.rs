@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{quote, TabId, TaskId};
-use super::model::{JobStatus, StatusName};
+use super::model::{StatusName, TaskStatus};
 use super::wire::{self, AnyJson, Field};
 
 /// Most task ids one `202` body may name (a chart has one per query object).
@@ -126,21 +126,24 @@ impl Submission {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusChange {
     pub task_id: TaskId,
-    pub status: Option<JobStatus>,
+    pub status: Option<TaskStatus>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct StatusWire {
     task_id: Field<String>,
-    status: Field<StatusName>,
+    status: Field<StatusName<TaskStatus>>,
 }
 
 /// A task's status: a string is one (a name that is not one of the framework's seven is
 /// unknown: `None`); anything else breaks the rule.
-fn task_status(field: Field<StatusName>, task: &str) -> Result<Option<JobStatus>, GuardError> {
+fn task_status(
+    field: Field<StatusName<TaskStatus>>,
+    task: &str,
+) -> Result<Option<TaskStatus>, GuardError> {
     match field {
-        Field::Valid(StatusName(status)) => Ok(status.filter(|s| s.is_task_status())),
+        Field::Valid(StatusName(status)) => Ok(status),
         Field::Missing | Field::Invalid => Err(invalid(format!(
             "the status of task {} must be a string, one of {TASK_STATUSES}",
             quote(task)
@@ -182,7 +185,7 @@ impl StatusChange {
                 let status = match entry.get("status").map(Value::as_str) {
                     None => Field::Missing,
                     Some(None) => Field::Invalid,
-                    Some(Some(name)) => Field::Valid(StatusName(JobStatus::from_name(name))),
+                    Some(Some(name)) => Field::Valid(StatusName(TaskStatus::from_name(name))),
                 };
                 let status = task_status(status, &task_id)?;
                 Ok(Self { task_id, status })
@@ -262,7 +265,7 @@ mod tests {
     fn reads_status_messages_and_polling_answers() {
         let one =
             StatusChange::read(json!({"task_id": A, "status": "in_progress", "x": 1})).unwrap();
-        assert_eq!(one.status, Some(JobStatus::InProgress));
+        assert_eq!(one.status, Some(TaskStatus::InProgress));
         let all = StatusChange::read_all(json!({
             "statuses": {A: {"status": "success", "progress": 1.0}, B: {"status": "aborting"}},
             "cursor": "2026-09-01T10:00:01"
@@ -271,7 +274,7 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert!(all.contains(&StatusChange {
             task_id: B.into(),
-            status: Some(JobStatus::Aborting)
+            status: Some(TaskStatus::Aborting)
         }));
         assert!(
             StatusChange::read_all(json!({"statuses": {}, "cursor": "c"}))

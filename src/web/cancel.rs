@@ -27,7 +27,7 @@ use super::tabs::{Change, Listeners, Source};
 use crate::core::cancel::CancelCheck;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
-use crate::core::model::JobStatus;
+use crate::core::model::TaskStatus;
 use crate::core::options::GuardOptions;
 use crate::core::response::{read_status, Contract, Reply, MAX_BODY_CHARS};
 
@@ -330,7 +330,7 @@ impl Requests {
 
     /// A task's status, read once after its 422 (`GET /api/v1/task/<uuid>/status`, no retry):
     /// `None` for anything but a 2xx JSON answer naming a status the guard knows.
-    async fn task_status(&self) -> Option<JobStatus> {
+    async fn task_status(&self) -> Option<TaskStatus> {
         let request = self.status.as_ref()?;
         let (response, status, deadline) = self.fetch(request).await?.ok()?;
         if !(200..=299).contains(&status) || !matches!(reply(&response, status), Read::Text) {

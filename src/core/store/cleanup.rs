@@ -33,7 +33,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 continue;
             }
             if let Ok(Some(r)) = self.storage.get::<JobRecord>(&key) {
-                if r.status.is_terminal() && session.owns_record(&r) {
+                if r.is_terminal() && session.owns_record(&r) {
                     candidates.push(r);
                 }
             }

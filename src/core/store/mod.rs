@@ -17,7 +17,7 @@ use super::clock::Clock;
 use super::error::GuardError;
 use super::fallback::{is_quota, FallbackStorage, StorageStatus};
 use super::ids::{canonical_uuid, is_valid_id, TabId};
-use super::model::{json_len, JobMetadata, JobRecord, JobStatus};
+use super::model::{json_len, JobMetadata, JobRecord, RecordKind, TaskStatus};
 use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
@@ -219,14 +219,14 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let now = self.clock.now_ms();
         let mut record = JobRecord::new(meta, now, now);
         record.guest_key = session.guest_key.clone();
-        let adopts_channel = session.channel_id != record.channel_id;
+        let adopts_channel = session.channel_id.as_ref() != record.channel_id();
         if adopts_channel {
-            session.channel_id = record.channel_id.clone();
+            session.channel_id = record.channel_id().cloned();
         }
         if let Ok(existing) = self.load(&record.job_id) {
             // A task's record of the same id (another contract) is replaced, never returned.
             if session.owns_record(&existing) && !existing.is_task() {
-                if existing.status.is_terminal() {
+                if existing.is_terminal() {
                     // Superset never reuses a job id: a finished job stays finished (as it does
                     // for events), so a stale 202 body cannot make it cancellable again.
                     return Ok(existing);
@@ -262,12 +262,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         if record.is_task() {
             return Ok(None); // a task's status comes from the task framework, not events
         }
-        if record.status.is_terminal() {
-            return Ok(Some(record));
+        if !record.apply_event(event) {
+            return Ok(Some(record)); // a terminal record keeps its final status
         }
-        record.status = event.status;
-        record.errors = event.errors;
-        record.result_url = event.result_url;
         record.updated_at = self.clock.now_ms();
         record.trim_to_fit()?;
         let key = self.keys.job(&record.job_id);
@@ -353,7 +350,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         job_id: &str,
         outcome: Outcome,
         action: Option<&str>,
-        status: Option<JobStatus>,
+        status: Option<TaskStatus>,
     ) {
         let Some(session) = self.session() else {
             return;
@@ -362,17 +359,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return;
         };
         let key = self.keys.job(job_id);
-        if let Some(status) = status.filter(|s| s.is_task_status()) {
-            if record.is_task() && !record.status.is_terminal() && record.status != status {
-                record.status = status;
+        if let Some(status) = status {
+            if record.set_task_status(status) {
                 record.updated_at = self.clock.now_ms();
                 self.put(&key, &record, Some(&session));
             }
             return;
         }
         match outcome {
-            Outcome::Cancelled if !record.status.is_terminal() => {
-                record.status = record.cancelled_status();
+            Outcome::Cancelled if !record.is_terminal() => {
+                record.cancel();
                 record.updated_at = self.clock.now_ms();
                 if record.trim_to_fit().is_ok() {
                     self.put(&key, &record, Some(&session));
@@ -380,10 +376,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             }
             Outcome::Left => {
                 let own = self.tabs.leave(job_id).or_else(|| self.tab_id.clone());
-                if action == Some("detached") {
-                    record.tab_ids.retain(|t| Some(t) != own.as_ref());
+                if let (Some("detached"), RecordKind::Task { tab_ids, .. }) =
+                    (action, &mut record.kind)
+                {
+                    tab_ids.retain(|t| Some(t) != own.as_ref());
                 }
-                if action == Some("detached") && !record.tab_ids.is_empty() {
+                if action == Some("detached") && !record.tab_ids().is_empty() {
                     record.updated_at = self.clock.now_ms();
                     self.put(&key, &record, Some(&session));
                 } else {

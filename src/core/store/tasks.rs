@@ -12,7 +12,7 @@
 use super::super::clock::Clock;
 use super::super::error::GuardError;
 use super::super::ids::TabId;
-use super::super::model::{JobRecord, MAX_TAB_IDS};
+use super::super::model::{JobRecord, RecordKind, MAX_TAB_IDS};
 use super::super::storage::KeyValue;
 use super::super::task::{StatusChange, Submission};
 use super::JobStore;
@@ -78,12 +78,12 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 _ => JobRecord::task(task_id, session.user_id.clone(), None, now),
             };
             record.guest_key = session.guest_key.clone();
-            if let Some(tab) = &tab {
-                if !record.tab_ids.contains(tab) {
-                    if record.tab_ids.len() >= MAX_TAB_IDS {
-                        record.tab_ids.remove(0);
+            if let (Some(tab), RecordKind::Task { tab_ids, .. }) = (&tab, &mut record.kind) {
+                if !tab_ids.contains(tab) {
+                    if tab_ids.len() >= MAX_TAB_IDS {
+                        tab_ids.remove(0);
                     }
-                    record.tab_ids.push(tab.clone());
+                    tab_ids.push(tab.clone());
                 }
             }
             record.check_fits()?;
@@ -114,10 +114,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             let Some(mut record) = self.load_owned(&change.task_id, &session) else {
                 continue;
             };
-            if !record.is_task() || record.status.is_terminal() || record.status == status {
+            if !record.set_task_status(status) {
                 continue;
             }
-            record.status = status;
             record.updated_at = self.clock.now_ms();
             let key = self.keys.job(&record.job_id);
             self.put(&key, &record, Some(&session));
@@ -137,6 +136,6 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let mine = self.tab_id.clone()?;
         let session = self.session()?;
         let record = self.load_owned(task_id, &session)?;
-        record.tab_ids.contains(&mine).then_some(mine)
+        record.tab_ids().contains(&mine).then_some(mine)
     }
 }

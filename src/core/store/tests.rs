@@ -327,8 +327,8 @@ fn events_update_owned_records_only() {
         "id": "1607477697866-0"}))
     .unwrap();
     let rec = s.apply_event(ev).unwrap().unwrap();
-    assert_eq!(rec.status, JobStatus::Done);
-    assert_eq!(rec.result_url.as_deref(), Some("/api/v1/chart/data/qc-1"));
+    assert_eq!(rec.status(), JobStatus::Done);
+    assert_eq!(rec.result_url(), Some("/api/v1/chart/data/qc-1"));
     assert_eq!(rec.created_at, T0);
     assert_eq!(rec.updated_at, T0 + 1500);
     assert_eq!(s.job("j"), Some(rec.clone()));
@@ -345,7 +345,7 @@ fn events_update_owned_records_only() {
     ] {
         assert_eq!(s.apply_event(ev).unwrap(), None);
     }
-    assert_eq!(s.job("k").unwrap().status, JobStatus::Running);
+    assert_eq!(s.job("k").unwrap().status(), JobStatus::Running);
 }
 
 #[test]
@@ -360,7 +360,7 @@ fn error_events_keep_their_errors() {
     .unwrap();
     let rec = s.apply_event(ev).unwrap().unwrap();
     assert_eq!(
-        rec.errors,
+        rec.errors(),
         vec![json!({"message": "Error: relation 'foo' does not exist"})]
     );
     assert_eq!(
@@ -389,7 +389,7 @@ fn re_recording_keeps_created_at() {
     let rec = s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
     assert_eq!(rec.created_at, T0);
     assert_eq!(rec.updated_at, T0 + 10);
-    assert_eq!(rec.status, JobStatus::Running);
+    assert_eq!(rec.status(), JobStatus::Running);
     assert_eq!(s.jobs(), vec![rec]);
 }
 
@@ -404,7 +404,7 @@ fn a_finished_job_stays_finished_when_recorded_again() {
         s.record_job(meta(&id, json!("1"), "c", status)).unwrap();
         clock.advance(10);
         let again = s.record_job(meta(&id, json!("1"), "c", "pending")).unwrap();
-        assert_eq!(again.status.as_str(), status);
+        assert_eq!(again.status().as_str(), status);
         assert_eq!(
             s.check_cancel(&id).refusal(),
             Some(CancelRefusal::AlreadyFinished)
@@ -650,13 +650,16 @@ fn settling_a_cancel_updates_or_removes_the_record() {
     s.settle_cancel("done", Outcome::Cancelled, None, None);
     s.settle_cancel("never-recorded", Outcome::Cancelled, None, None);
     let ok = s.job("ok").unwrap();
-    assert_eq!((ok.status, ok.updated_at), (JobStatus::Cancelled, T0 + 5));
+    assert_eq!(
+        (ok.status(), ok.updated_at),
+        (JobStatus::Cancelled.into(), T0 + 5)
+    );
     assert_eq!(s.job("forbidden"), None);
     assert_eq!(shared.value(&job_key("forbidden")), None);
     assert_eq!(s.job("gone"), None);
-    assert_eq!(s.job("busy").unwrap().status, JobStatus::Running);
+    assert_eq!(s.job("busy").unwrap().status(), JobStatus::Running);
     assert_eq!(
-        s.job("done").unwrap().status,
+        s.job("done").unwrap().status(),
         JobStatus::Done,
         "terminal stays"
     );
@@ -914,9 +917,9 @@ fn oversized_metadata_is_refused_and_oversized_events_keep_their_status() {
     s.record_job(meta("big", json!("1"), "c", "running"))
         .unwrap();
     let rec = s.apply_event(big).unwrap().unwrap();
-    assert_eq!(rec.status, JobStatus::Error);
-    assert!(!rec.errors.is_empty() && rec.errors.len() < 40);
-    assert_eq!(s.job("big").unwrap().status, JobStatus::Error);
+    assert_eq!(rec.status(), JobStatus::Error);
+    assert!(!rec.errors().is_empty() && rec.errors().len() < 40);
+    assert_eq!(s.job("big").unwrap().status(), JobStatus::Error);
 }
 
 // ---- the task framework's tasks, and guests ----
@@ -963,19 +966,19 @@ fn records_tasks_for_the_session_and_applies_their_statuses() {
         status("3c1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e", "success"),
     ]);
     assert_eq!(changed.len(), 1);
-    assert_eq!(changed[0].status, JobStatus::InProgress);
+    assert_eq!(changed[0].status(), TaskStatus::InProgress);
     assert_eq!(s.apply_task_statuses(vec![status(TA, "success")]).len(), 1);
     assert!(s
         .apply_task_statuses(vec![status(TA, "in_progress")])
         .is_empty());
-    assert_eq!(s.job(TA).unwrap().status, JobStatus::Success);
+    assert_eq!(s.job(TA).unwrap().status(), TaskStatus::Success);
     assert_eq!(
         s.check_cancel(TA).refusal(),
         Some(CancelRefusal::AlreadyFinished)
     );
     // Recording a finished task again keeps it finished.
     let again = s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
-    assert_eq!(again[0].status, JobStatus::Success);
+    assert_eq!(again[0].status(), TaskStatus::Success);
     // A user switch purges tasks like jobs; another user's task is not_job_owner.
     s.login(login(json!(2), None)).unwrap();
     assert!(s.jobs().is_empty());
@@ -996,7 +999,7 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
     let rec = b
         .record_tasks(tasks(json!({"task_ids": [TA], "tab_id": "tb"})))
         .unwrap();
-    assert_eq!(rec[0].tab_ids, ["ta", "tb"]);
+    assert_eq!(rec[0].tab_ids(), ["ta", "tb"]);
     assert_eq!(a.cancel_tab(TA).as_deref(), Some("ta"));
     assert_eq!(b.cancel_tab(TA).as_deref(), Some("tb"));
     // What a tab alone knows goes when another tab's sign-out makes it stale.
@@ -1027,7 +1030,7 @@ fn tabs_watch_one_task_with_their_own_tab_ids() {
         a.check_cancel(TA).refusal(),
         Some(CancelRefusal::UnknownJob)
     );
-    assert_eq!(b.job(TA).unwrap().tab_ids, ["tb"]);
+    assert_eq!(b.job(TA).unwrap().tab_ids(), ["tb"]);
     assert!(b.check_cancel(TA).is_allowed());
     // b detaches too: the last tab, so the record goes.
     b.settle_cancel(TA, Outcome::Left, Some("detached"), None);
@@ -1050,9 +1053,9 @@ fn task_cancel_answers_settle_the_record() {
         .unwrap();
     clock.advance(5);
     s.settle_cancel(TA, Outcome::Cancelled, Some("aborted"), None);
-    assert_eq!(s.job(TA).unwrap().status, JobStatus::Aborted);
+    assert_eq!(s.job(TA).unwrap().status(), TaskStatus::Aborted);
     s.settle_cancel(TB, Outcome::Unsupported, None, None);
-    assert_eq!(s.job(TB).unwrap().status, JobStatus::Pending, "kept");
+    assert_eq!(s.job(TB).unwrap().status(), TaskStatus::Pending, "kept");
     s.settle_cancel(TB, Outcome::AlreadyFinished, None, None);
     assert!(s.job(TB).is_none());
     // An async_event job answered `unsupported` (6.1.0) stays, and its events still apply.
@@ -1062,7 +1065,7 @@ fn task_cancel_answers_settle_the_record() {
         .apply_event(meta("j", json!("1"), "c", "done"))
         .unwrap()
         .is_some());
-    assert_eq!(s.job("j").unwrap().status, JobStatus::Done);
+    assert_eq!(s.job("j").unwrap().status(), JobStatus::Done);
 }
 
 #[test]
@@ -1108,13 +1111,13 @@ fn job_events_and_job_metadata_never_turn_a_task_into_a_job() {
         s.apply_event(meta(TA, json!("1"), "c", "done")).unwrap(),
         None
     );
-    assert_eq!(s.job(TA).unwrap().status, JobStatus::Pending);
+    assert_eq!(s.job(TA).unwrap().status(), TaskStatus::Pending);
     assert!(s.job(TA).unwrap().is_task());
     // Job metadata with that id replaces the task's record with a job's, never returns it.
     s.apply_task_statuses(vec![status(TA, "success")]);
     let job = s.record_job(meta(TA, json!("1"), "c", "running")).unwrap();
     assert!(!job.is_task());
-    assert_eq!(job.status, JobStatus::Running);
+    assert_eq!(job.status(), JobStatus::Running);
 }
 
 #[test]
@@ -1130,8 +1133,8 @@ fn updates_with_a_status_this_guard_does_not_know_are_skipped_and_counted() {
     .unwrap();
     let changed = s.apply_task_statuses(changes);
     assert_eq!(changed.len(), 1, "the known entry applies");
-    assert_eq!(s.job(TB).unwrap().status, JobStatus::InProgress);
-    assert_eq!(s.job(TA).unwrap().status, JobStatus::Pending);
+    assert_eq!(s.job(TB).unwrap().status(), TaskStatus::InProgress);
+    assert_eq!(s.job(TA).unwrap().status(), TaskStatus::Pending);
     assert_eq!(s.stats().unknown_statuses, 1);
     assert!(s.apply_task_statuses(vec![status(TA, "queued")]).is_empty());
     assert_eq!(s.stats().unknown_statuses, 2);
@@ -1192,22 +1195,30 @@ fn a_tasks_status_read_back_after_a_422_is_its_records_status() {
         .unwrap();
     clock.advance(7);
     // Still running without an abort handler: kept, with the status the server gave.
-    s.settle_cancel(TA, Outcome::Refused, None, Some(JobStatus::InProgress));
+    s.settle_cancel(TA, Outcome::Refused, None, Some(TaskStatus::InProgress));
     let ta = s.job(TA).unwrap();
-    assert_eq!((ta.status, ta.updated_at), (JobStatus::InProgress, T0 + 7));
+    assert_eq!(
+        (ta.status(), ta.updated_at),
+        (TaskStatus::InProgress.into(), T0 + 7)
+    );
     assert!(s.check_cancel(TA).is_allowed());
     // Finished: kept, finished.
-    s.settle_cancel(TB, Outcome::AlreadyFinished, None, Some(JobStatus::Success));
-    assert_eq!(s.job(TB).unwrap().status, JobStatus::Success);
+    s.settle_cancel(
+        TB,
+        Outcome::AlreadyFinished,
+        None,
+        Some(TaskStatus::Success),
+    );
+    assert_eq!(s.job(TB).unwrap().status(), TaskStatus::Success);
     assert_eq!(
         s.check_cancel(TB).refusal(),
         Some(CancelRefusal::AlreadyFinished)
     );
     // A terminal record never moves; no status read back changes nothing.
-    s.settle_cancel(TB, Outcome::Refused, None, Some(JobStatus::InProgress));
-    assert_eq!(s.job(TB).unwrap().status, JobStatus::Success);
+    s.settle_cancel(TB, Outcome::Refused, None, Some(TaskStatus::InProgress));
+    assert_eq!(s.job(TB).unwrap().status(), TaskStatus::Success);
     s.settle_cancel(TA, Outcome::Refused, None, None);
-    assert_eq!(s.job(TA).unwrap().status, JobStatus::InProgress);
+    assert_eq!(s.job(TA).unwrap().status(), TaskStatus::InProgress);
 }
 
 #[test]
