@@ -282,7 +282,7 @@ impl From<TaskId> for JobId {
 /// A user id as Superset sends it: a string stays as it is, an integer becomes its decimal
 /// string (the registry stores ints, the API sends strings), `null` means a guest or anonymous
 /// user. Serialised as the string or `null`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct MaybeUser(pub Option<UserId>);
 
@@ -323,22 +323,19 @@ impl<'de> Visitor<'de> for UserIdVisitor {
     /// number holds exactly.
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<MaybeUser, E> {
         match exact_whole(v.abs()) {
-            Some(n) if v < 0.0 && n > 0 => Ok(MaybeUser(Some(UserId(format!("-{n}"))))),
+            // -0.0 is the user 0.
+            Some(n) if v.is_sign_negative() && n > 0 => {
+                Ok(MaybeUser(Some(UserId(format!("-{n}")))))
+            }
             Some(n) => Ok(MaybeUser(Some(UserId(n.to_string())))),
             None => Err(E::custom("must be a whole number when it is a number")),
         }
     }
 
+    /// `null` (and JS's `undefined`): every deserializer the guard reads with hands these to
+    /// `deserialize_any` as a unit, never as an option.
     fn visit_unit<E: de::Error>(self) -> Result<MaybeUser, E> {
         Ok(MaybeUser(None))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<MaybeUser, E> {
-        Ok(MaybeUser(None))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<MaybeUser, D::Error> {
-        MaybeUser::deserialize(d)
     }
 }
 
@@ -366,6 +363,8 @@ mod tests {
         assert_eq!(user(json!(7.0)), Ok(Some("7".into())));
         assert_eq!(user(json!(-3)), Ok(Some("-3".into())));
         assert_eq!(user(json!(-3.0)), Ok(Some("-3".into())));
+        assert_eq!(user(json!(3.0)), Ok(Some("3".into())));
+        assert_eq!(user(json!(-0.0)), Ok(Some("0".into())));
         assert_eq!(user(json!(null)), Ok(None));
         assert!(user(json!(1.5)).is_err());
         assert!(user(json!(1e300)).is_err());

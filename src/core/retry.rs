@@ -225,6 +225,8 @@ mod tests {
         );
         assert_eq!(parse_retry_after("-1", now), None);
         assert_eq!(parse_retry_after("1.5", now), None);
+        // Digits only: Rust's integer parser would take a sign.
+        assert_eq!(parse_retry_after("+5", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(
             parse_retry_after("99999999999999999999999", now),

@@ -724,6 +724,8 @@ fn refused_writes_and_removals_never_fail_an_operation() {
 struct Capped {
     inner: MemoryStorage,
     capacity: usize,
+    /// Writes refused so far.
+    refused: usize,
 }
 
 impl Capped {
@@ -745,6 +747,7 @@ impl KeyValue for Capped {
         let old = self.inner.text(key).map_or(0, |v| key.len() + v.len());
         let value = crate::core::storage::to_json(value)?;
         if self.used() - old + key.len() + value.len() > self.capacity {
+            self.refused += 1;
             return Err(StorageError::new(
                 crate::core::error::StorageErrorKind::QuotaExceeded,
                 "QuotaExceededError: the quota has been exceeded",
@@ -768,6 +771,7 @@ fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
     let capped = Capped {
         inner: MemoryStorage::new(),
         capacity: 700,
+        refused: 0,
     };
     let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
     s.login(login(json!("1"), None)).unwrap();
@@ -814,6 +818,7 @@ fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
     let capped = Capped {
         inner: MemoryStorage::new(),
         capacity: 450,
+        refused: 0,
     };
     let mut s = JobStore::new(capped, clock.clone(), &GuardOptions::default());
     s.login(login(json!("1"), None)).unwrap();
@@ -821,6 +826,11 @@ fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
     s.record_job(meta("b", json!("1"), "c", "running")).unwrap();
     let c = s.record_job(meta("c", json!("1"), "c", "running")).unwrap();
     assert_eq!(s.job("c"), Some(c), "recordJob never loses the job");
+    assert_eq!(
+        s.storage().refused,
+        1,
+        "no second write when nothing was evicted"
+    );
     assert!(!s.storage().inner.keys().unwrap().contains(&job_key("c")));
     let status = s.storage_status();
     assert_eq!(status.kind, crate::core::fallback::StorageMode::Degraded);
@@ -831,6 +841,8 @@ fn a_full_storage_with_nothing_to_evict_keeps_the_record_in_memory() {
     // Another tab's sign-out or user switch (its storage event names the session key) makes
     // what this tab kept in memory stale: it is dropped.
     assert!(s.is_session_key("superset-job-guard:v1:session"));
+    assert_eq!(s.session_key(), "superset-job-guard:v1:session");
+    assert_eq!(s.job_prefix(), "superset-job-guard:v1:job:");
     assert!(!s.is_session_key(&job_key("c")));
     assert!(!s.is_session_key("other:v1:session"));
     s.forget_memory();
