@@ -632,7 +632,12 @@ impl JobRecord {
 
 /// The length of `value`'s JSON, as gloo-storage would write it.
 pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |json| json.len())
+    // Room for a typical record up front: growing the buffer would copy it.
+    let mut json = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut json, value) {
+        Ok(()) => json.len(),
+        Err(_) => usize::MAX,
+    }
 }
 
 #[cfg(test)]
