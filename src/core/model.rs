@@ -877,7 +877,8 @@ mod tests {
     fn reserved_and_oversized_records_are_refused() {
         for id in super::super::ids::RESERVED_IDS {
             let v = json!({"channel_id": "c", "job_id": id, "user_id": "1", "status": "pending"});
-            assert!(read(&v).is_err(), "{id}");
+            let err = read(&v).unwrap_err();
+            assert!(err.to_string().contains("reserved name"), "{id}: {err}");
         }
         let big = vec![json!({"message": "x".repeat(1000)}); 20];
         let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error", "errors": big});
@@ -956,12 +957,13 @@ mod tests {
         let mut aborted = rec.clone();
         aborted.cancel();
         assert_eq!(aborted.status(), TaskStatus::Aborted);
-        rec.kind = RecordKind::Task {
+        let tabs = |n: usize| RecordKind::Task {
             status: TaskStatus::Pending,
-            tab_ids: (0..MAX_TAB_IDS + 1)
-                .map(|i| format!("t{i}").as_str().into())
-                .collect(),
+            tab_ids: (0..n).map(|i| format!("t{i}").as_str().into()).collect(),
         };
+        rec.kind = tabs(MAX_TAB_IDS);
+        assert_eq!(JobRecord::from_stored(&rec.to_stored()), Some(rec.clone()));
+        rec.kind = tabs(MAX_TAB_IDS + 1);
         assert_eq!(JobRecord::from_stored(&rec.to_stored()), None);
     }
 
