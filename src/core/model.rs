@@ -887,6 +887,37 @@ mod tests {
         rec.trim_to_fit().unwrap();
         assert!(rec.to_stored().len() <= MAX_RECORD_BYTES);
         assert!(!rec.errors().is_empty() && rec.errors().len() < 20);
+        // As many errors as fit are kept, from the first: one more would not fit.
+        let kept = rec.errors().len();
+        let mut one_more = rec.clone();
+        if let RecordKind::Job { errors, .. } = &mut one_more.kind {
+            errors.push(big[kept].clone());
+        }
+        assert!(!one_more.fits(), "{kept} kept");
+        // A record of exactly the limit fits, and an error that fills it exactly is kept.
+        let base = JobRecord::new(read(&v).unwrap(), 1, 1);
+        let with_errors = |errors: Vec<Value>| {
+            let mut r = base.clone();
+            if let RecordKind::Job { errors: e, .. } = &mut r.kind {
+                *e = errors;
+            }
+            r
+        };
+        let empty = with_errors(vec![json!("")]).stored_len();
+        let exact = with_errors(vec![json!("x".repeat(MAX_RECORD_BYTES - empty))]);
+        assert_eq!(exact.stored_len(), MAX_RECORD_BYTES);
+        assert!(exact.check_fits().is_ok() && exact.fits());
+        let mut trimmed = exact.clone();
+        trimmed.trim_to_fit().unwrap();
+        assert_eq!(trimmed, exact, "nothing to trim at exactly the limit");
+        // Trimming keeps each error that fits what is left, up to its last byte: here "y"
+        // (4 bytes with its comma) fills the room the first leaves, and "z…" does not fit.
+        let budget = MAX_RECORD_BYTES - with_errors(vec![]).stored_len();
+        let first = json!("x".repeat(budget - 7));
+        let mut over = with_errors(vec![first.clone(), json!("y"), json!("z".repeat(100))]);
+        over.trim_to_fit().unwrap();
+        assert_eq!(over.errors(), [first, json!("y")]);
+        assert_eq!(over.stored_len(), MAX_RECORD_BYTES - 1);
         // The size is the record's own JSON, as the guard writes it: whitespace around it in
         // storage does not count, errors added to it do.
         let padded = format!("{}{}", rec.to_stored(), " ".repeat(MAX_RECORD_BYTES));

@@ -573,6 +573,7 @@ mod tests {
                 fill.repeat(pad + 1)
             )
         };
+        assert_eq!(MAX_BODY_CHARS, 65_536, "64 Ki UTF-16 code units");
         for fill in ["x", "é", "😀"] {
             let at_limit = sized(fill, MAX_BODY_CHARS);
             assert_eq!(at_limit.encode_utf16().count(), MAX_BODY_CHARS, "{fill}");
