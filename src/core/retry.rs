@@ -195,6 +195,9 @@ mod tests {
             "Sun, 00 Nov 1994 08:49:37 GMT",
             "Sun, 06 Nov 0 08:49:37 GMT",
             "Sun, 06 Nov 10000 08:49:37 GMT",
+            // Digits only in every field (Rust's integer parser would take a sign).
+            "Sun, +6 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:+9:37 GMT",
             "",
             "tomorrow",
             "Sun, 06 Nov 1994 08:49:37 PST",
