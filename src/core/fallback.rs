@@ -103,6 +103,24 @@ impl<S: KeyValue> FallbackStorage<S> {
         }
     }
 
+    /// [`get`](Self::get), with a bound on the UTF-8 length of the text read when the storage
+    /// that held it can tell ([`KeyValue::get_measured`]).
+    pub fn get_measured<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
+        if self.is_tombstone(key) {
+            return Ok(None);
+        }
+        if self.overlay.contains(key) {
+            return self.overlay.get_measured(key);
+        }
+        match self.primary.get_measured(key) {
+            Err(e) if e.kind != StorageErrorKind::Unreadable => Ok(None),
+            read => read,
+        }
+    }
+
     /// Every key: the primary's (less tombstones) and the memory layer's. A failing listing
     /// is an empty one.
     pub fn keys(&self) -> Vec<String> {

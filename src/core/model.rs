@@ -412,16 +412,15 @@ impl TryFrom<RecordWire> for JobRecord {
                 Self::new(meta, created_at, updated_at)
             }
             None => {
-                let task = TaskId::try_from(w.job_id)
-                    .ok()
-                    .zip(TaskStatus::from_name(&w.status))
-                    .ok_or("a task record has a lowercase uuid and a task status")?;
+                let rule = "a task record has a lowercase uuid and a task status";
+                let id = TaskId::try_from(w.job_id).map_err(|_| rule)?;
+                let status = TaskStatus::from_name(&w.status).ok_or(rule)?;
                 if w.tab_ids.len() > MAX_TAB_IDS {
                     return Err("`tab_ids` are a task's tab ids".to_owned());
                 }
-                let mut record = Self::task(task.0, w.user_id.0, None, created_at);
+                let mut record = Self::task(id, w.user_id.0, None, created_at);
                 record.kind = RecordKind::Task {
-                    status: task.1,
+                    status,
                     tab_ids: w.tab_ids,
                 };
                 record.updated_at = updated_at;
@@ -579,6 +578,20 @@ impl JobRecord {
     /// counts, whatever fields the record gains.
     pub fn fits(&self) -> bool {
         self.stored_len() <= MAX_RECORD_BYTES
+    }
+
+    /// [`fits`](Self::fits) for a record read from a stored text of at most `text_len` UTF-8
+    /// bytes, without writing the record again when that text is short enough: written again,
+    /// a stored text grows only where its numbers are written shorter than serde_json writes
+    /// them (`1e15` is `1000000000000000.0`: 4 bytes become at most 18) and by the fields it
+    /// left out that are written with their defaults (`"errors":[],"result_url":null`, under
+    /// 64 bytes); escapes (`\u00e9`), whitespace and unknown fields only shrink it.
+    pub fn fits_stored(&self, text_len: Option<usize>) -> bool {
+        const GROWTH: usize = 5;
+        const DEFAULTS: usize = 64;
+        text_len
+            .is_some_and(|n| n.saturating_mul(GROWTH).saturating_add(DEFAULTS) <= MAX_RECORD_BYTES)
+            || self.fits()
     }
 
     /// Refuses a record whose JSON would not fit (`invalid_job`).
@@ -934,6 +947,24 @@ mod tests {
 
     #[test]
     fn a_record_fits_when_its_stored_text_does() {
+        // A short stored text fits without writing the record again. The most a stored text
+        // grows when written again: numbers serde_json writes longer (`1e15`), fields left
+        // out that are written with their defaults.
+        let limit = (MAX_RECORD_BYTES - 64) / 5;
+        let head = r#"{"channel_id":"c","job_id":"j","user_id":"1","status":"error","created_at":1e12,"updated_at":1e12,"errors":["#;
+        let count = (limit - head.len() - 2) / 5;
+        let text = format!("{head}{}]}}", vec!["1e15"; count].join(","));
+        assert!(text.len() <= limit, "{}", text.len());
+        let rec: JobRecord = serde_json::from_str(&text).unwrap();
+        let written = rec.to_stored().len();
+        assert!(written > 3 * text.len(), "{written} from {}", text.len());
+        assert!(written <= MAX_RECORD_BYTES && rec.fits());
+        assert!(rec.fits_stored(Some(text.len())));
+        // Longer, or not measured: counted exactly.
+        let longer = format!("{head}{}]}}", vec!["1e15"; count * 2].join(","));
+        let big: JobRecord = serde_json::from_str(&longer).unwrap();
+        assert!(!big.fits() && !big.fits_stored(Some(longer.len())) && !big.fits_stored(None));
+        assert!(rec.fits_stored(None));
         let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
         rec.cancel();
         let url = |rec: &mut JobRecord, url: Option<String>| {

@@ -24,6 +24,14 @@ pub trait KeyValue {
     fn count(&self) -> Result<usize, StorageError> {
         self.keys().map(|k| k.len())
     }
+    /// [`get`](Self::get), with at least as many bytes as the UTF-8 text the value was read
+    /// from has, when the storage can tell without more work (`None` otherwise).
+    fn get_measured<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
+        self.get(key).map(|value| value.map(|value| (value, None)))
+    }
 }
 
 /// The JSON text of `value`, as gloo-storage writes it.
@@ -86,6 +94,7 @@ impl KeyValue for MemoryStorage {
     fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
         self.text(key).map(from_json).transpose()
     }
+
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
         let text = to_json(value)?;
         self.set_text(key, &text);

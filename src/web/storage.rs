@@ -35,6 +35,11 @@ extern "C" {
     #[wasm_bindgen(js_name = guardedStorage)]
     fn guarded_storage(target: &web_sys::Storage) -> web_sys::Storage;
 
+    /// How many UTF-16 code units the text the adapter's last `getItem` returned had; -1 when
+    /// it returned nothing.
+    #[wasm_bindgen(js_name = lastUnits)]
+    fn last_units(adapter: &web_sys::Storage) -> f64;
+
     /// What the adapter's last read or removal threw (`undefined` if nothing); cleared.
     #[wasm_bindgen(js_name = takeFailure)]
     fn take_failure_of(adapter: &web_sys::Storage) -> JsValue;
@@ -132,6 +137,19 @@ impl KeyValue for LocalBackend {
             }
         }
         take_failure().map_or(Ok(keys), Err)
+    }
+
+    /// gloo's `get` (one `getItem`), and the length of the text that `getItem` returned, which
+    /// the adapter kept as it handed the text to gloo: three bytes per UTF-16 code unit bound
+    /// its UTF-8 length.
+    fn get_measured<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
+        let value = self.get(key)?;
+        let units = last_units(&PageStorage::raw());
+        let len = (units >= 0.0).then(|| (units as usize).saturating_mul(3));
+        Ok(value.map(|value| (value, len)))
     }
 
     fn count(&self) -> Result<usize, StorageError> {

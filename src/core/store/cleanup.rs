@@ -67,16 +67,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Reads one record. Untrustworthy ones are removed, counted, and read as absent.
     pub(super) fn load(&mut self, job_id: &str) -> Result<JobRecord, Rejected> {
         let key = self.keys.job(job_id);
-        let read = self.storage.get::<JobRecord>(&key);
+        let read = self.storage.get_measured::<JobRecord>(&key);
         let verdict = match read {
             Ok(None) => return Err(Rejected::Absent),
             _ if !is_valid_id(job_id) => Err(Rejected::Unreadable),
             _ if is_reserved_id(job_id) => Err(Rejected::ReservedId),
             Err(_) => Err(Rejected::Unreadable),
-            Ok(Some(r)) if !r.fits() => Err(Rejected::Oversized),
-            Ok(Some(r)) if r.job_id != job_id => Err(Rejected::KeyMismatch),
-            Ok(Some(r)) if self.expired(&r) => Err(Rejected::Expired),
-            Ok(Some(r)) => Ok(r),
+            Ok(Some((r, text_len))) if !r.fits_stored(text_len) => Err(Rejected::Oversized),
+            Ok(Some((r, _))) if r.job_id != job_id => Err(Rejected::KeyMismatch),
+            Ok(Some((r, _))) if self.expired(&r) => Err(Rejected::Expired),
+            Ok(Some((r, _))) => Ok(r),
         };
         if let Err(why) = &verdict {
             let removed = &mut self.stats.removed;
