@@ -26,13 +26,14 @@ mod native {
     use serde::Serialize;
     use serde_json::{json, Value};
 
-    use superset_job_guard::core::cancel::decide;
+    use superset_job_guard::core::cancel::{decide, CancelRefusal, RefusalReason};
     use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
     use superset_job_guard::core::doubles::{ManualClock, SequenceRandom};
+    use superset_job_guard::core::error::GuardError;
     use superset_job_guard::core::fallback::FallbackStorage;
-    use superset_job_guard::core::model::{JobMetadata, TaskStatus};
+    use superset_job_guard::core::model::{JobMetadata, JobStatus, TaskStatus};
     use superset_job_guard::core::options::GuardOptions;
-    use superset_job_guard::core::response::{classify, Contract, Reply};
+    use superset_job_guard::core::response::{classify, Contract, Outcome, Reply};
     use superset_job_guard::core::retry::RetryPolicy;
     use superset_job_guard::core::session::Session;
     use superset_job_guard::core::storage::MemoryStorage;
@@ -51,6 +52,18 @@ mod native {
             let n = self.lines.len();
             self.lines.push(format!(
                 "export const sample{n} = {json} satisfies {ts_type};\n"
+            ));
+            Ok(())
+        }
+
+        /// Every name of a string union: each value satisfies `ts_type`, and `ts_type` has no
+        /// member that is not among them.
+        fn names(&mut self, ts_type: &str, names: &[&str]) -> Result<(), String> {
+            let n = self.lines.len();
+            self.add(&format!("{ts_type}[]"), &names)?;
+            self.lines.push(format!(
+                "export const all{n}: [Exclude<{ts_type}, (typeof sample{n})[number]>] extends \
+                 [never] ? true : false = true;\n"
             ));
             Ok(())
         }
@@ -77,9 +90,10 @@ mod native {
         outputs(&mut s)?;
         inputs(&mut s)?;
         let types = "AsyncEvent, AsyncJobRecord, CancelCheck, CancelClassification, \
-                     CancelOutcome, GuardOptions, GuardStats, JobMetadata, JobRecord, \
-                     SessionInfo, SessionInput, StorageStatus, TaskRecord, TaskStatusChanges, \
-                     TaskStatusMessage, TaskSubmission";
+                     CancelOutcome, CancelOutcomeKind, CancelRefusalReason, GuardErrorCode, \
+                     GuardOptions, GuardStats, JobMetadata, JobRecord, JobStatus, \
+                     RefusalReason, SessionInfo, SessionInput, StorageStatus, TaskRecord, \
+                     TaskStatus, TaskStatusChanges, TaskStatusMessage, TaskSubmission";
         let text = format!(
             "// Written by `cargo run --example ts_samples`: values of the Rust models, checked \
              against the package's types.\nimport type {{ {types} }} from \"{dts}\";\n\n{}",
@@ -179,6 +193,43 @@ mod native {
             FallbackStorage::private(MemoryStorage::new(), Some("no localStorage".into()));
         s.add("StorageStatus", &private.status())?;
         s.add("GuardStats", &store.stats())?;
+        // The name tables: every name Rust writes, and no TypeScript name it never writes.
+        let names = |all: &mut dyn Iterator<Item = &'static str>| all.collect::<Vec<_>>();
+        s.names(
+            "CancelOutcomeKind",
+            &names(&mut Outcome::ALL.iter().map(|o| o.as_str())),
+        )?;
+        s.names(
+            "CancelRefusalReason",
+            &names(&mut CancelRefusal::ALL.iter().map(|r| r.as_str())),
+        )?;
+        s.names(
+            "RefusalReason",
+            &names(&mut RefusalReason::ALL.iter().map(|r| r.as_str())),
+        )?;
+        s.names(
+            "JobStatus",
+            &names(&mut JobStatus::ALL.iter().map(|j| j.as_str())),
+        )?;
+        s.names(
+            "TaskStatus",
+            &names(&mut TaskStatus::ALL.iter().map(|t| t.as_str())),
+        )?;
+        let codes = [
+            GuardError::InvalidOptions(String::new()),
+            GuardError::InvalidSession(String::new()),
+            GuardError::InvalidJob(String::new()),
+            GuardError::NoSession,
+            GuardError::NotJobOwner {
+                job_id: String::new(),
+            },
+            GuardError::Internal(String::new()),
+            GuardError::Freed,
+        ];
+        s.names(
+            "GuardErrorCode",
+            &names(&mut codes.iter().map(|e| e.code())),
+        )?;
         Ok(())
     }
 

@@ -82,7 +82,7 @@ fn only_guard_errors<T>(what: &str, v: &JsValue, result: Result<T, JsValue>) {
 async fn arbitrary_values_at_every_export_are_answers_or_guard_errors() {
     fresh("b-any");
     let g = JobGuard::new(js(serde_json::json!({ "namespace": "b-any" }))).unwrap();
-    g.login(js(serde_json::json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(serde_json::json!({ "userId": 1 })))).unwrap();
     let mut recorded: Vec<JsValue> = Vec::new();
     for (i, v) in values(7, 400).into_iter().enumerate() {
         only_guard_errors("new JobGuard", &v, JobGuard::new(v.clone()));
@@ -101,21 +101,27 @@ async fn arbitrary_values_at_every_export_are_answers_or_guard_errors() {
             &v,
             classify_cancel_response(JsValue::from_f64(200.0), "task".into(), v.clone()),
         );
-        only_guard_errors("recordTasks", &v, g.record_tasks(v.clone()));
-        only_guard_errors("applyTaskStatus", &v, g.apply_task_status(v.clone()));
-        only_guard_errors("applyStatusChanges", &v, g.apply_status_changes(v.clone()));
+        only_guard_errors("recordTasks", &v, g.record_tasks(ts(v.clone())));
+        only_guard_errors("applyTaskStatus", &v, g.apply_task_status(ts(v.clone())));
+        only_guard_errors(
+            "applyStatusChanges",
+            &v,
+            g.apply_status_changes(ts(v.clone())),
+        );
         only_guard_errors("job", &v, g.job(v.clone()));
         only_guard_errors("checkCancel", &v, g.check_cancel(v.clone()));
         only_guard_errors("onChange", &v, g.on_change(v.clone()));
-        only_guard_errors("applyEvent", &v, g.apply_event(v.clone()));
-        match g.record_job(v.clone()) {
-            Ok(record) => recorded.push(js_sys::Reflect::get(&record, &"job_id".into()).unwrap()),
+        only_guard_errors("applyEvent", &v, g.apply_event(ts(v.clone())));
+        match g.record_job(ts(v.clone())) {
+            Ok(record) => {
+                recorded.push(js_sys::Reflect::get(&record.as_js(), &"job_id".into()).unwrap())
+            }
             Err(thrown) => assert!(is_guard_error(&thrown), "recordJob: {v:?}: {thrown:?}"),
         }
         if i % 50 == 0 {
             // login with anything, then the session back (a logout would drop the records).
-            only_guard_errors("login", &v, g.login(v.clone()));
-            g.login(js(serde_json::json!({ "userId": 1 }))).unwrap();
+            only_guard_errors("login", &v, g.login(ts(v.clone())));
+            g.login(ts(js(serde_json::json!({ "userId": 1 })))).unwrap();
         }
         let settled = JsFuture::from(g.cancel(v.clone(), v.clone())).await;
         assert!(settled.is_ok(), "cancel rejected for {v:?}");

@@ -86,11 +86,11 @@ fn guard(ns: &str, mock: &MockFetch, extra: Value) -> JobGuard {
     );
     js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
     let g = JobGuard::new(options).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(js(
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(js(
         json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
         "status": "running", "errors": [], "result_url": null}),
-    ))
+    )))
     .unwrap();
     g
 }
@@ -235,10 +235,10 @@ async fn local_refusals_send_no_request() {
         .as_str()
         .unwrap()
         .starts_with("Not job owner"));
-    g.apply_event(js(
+    g.apply_event(ts(js(
         json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
         "status": "done", "errors": [], "result_url": "/r"}),
-    ))
+    )))
     .unwrap();
     assert_eq!(cancel(&g, "job-1").await["reason"], "already_finished");
     g.logout().unwrap();
@@ -468,10 +468,10 @@ async fn the_cancel_url_template_gets_the_encoded_job_id() {
         &mock,
         json!({ "cancelUrl": "/superset/api/v1/async_event/{job_id}/cancel?via=guard" }),
     );
-    g.record_job(js(
+    g.record_job(ts(js(
         json!({"channel_id": "chan-1", "job_id": "a/b c", "user_id": "1",
         "status": "pending", "errors": [], "result_url": null}),
-    ))
+    )))
     .unwrap();
     assert_eq!(cancel(&g, "a/b c").await["outcome"], "cancelled");
     assert_eq!(
@@ -486,10 +486,10 @@ async fn without_a_fetch_option_the_pages_fetch_is_used_at_call_time() {
     let mock = MockFetch::new(json!([{ "status": 200 }]));
     fresh("c-global");
     let g = JobGuard::new(js(json!({ "namespace": "c-global" }))).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(js(
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(js(
         json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "running"}),
-    ))
+    )))
     .unwrap();
     let global = js_sys::global();
     let original = js_sys::Reflect::get(&global, &"fetch".into()).unwrap();
@@ -548,7 +548,7 @@ async fn ids_that_would_leave_the_path_or_alias_another_job_send_nothing() {
     ] {
         let meta = js(json!({"channel_id": "chan-1", "user_id": "1", "status": "running"}));
         js_sys::Reflect::set(&meta, &"job_id".into(), &id).unwrap();
-        assert_guard_error(g.record_job(meta).unwrap_err(), "invalid_job");
+        assert_guard_error(g.record_job(ts(meta)).unwrap_err(), "invalid_job");
         let out = rust(
             &JsFuture::from(g.cancel(id, JsValue::UNDEFINED))
                 .await
@@ -673,12 +673,12 @@ fn task_guard(ns: &str, mock: &MockFetch, tab_id: Option<&str>) -> JobGuard {
                              "retry": {"baseDelayMs": 1, "maxDelayMs": 5} }));
     js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
     let g = JobGuard::new(options).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let mut body = json!({ "task_ids": [TASK], "cursor": "2026-09-01T10:00:00" });
     if let Some(tab) = tab_id {
         body["tab_id"] = json!(tab);
     }
-    g.record_tasks(js(body)).unwrap();
+    g.record_tasks(ts(js(body))).unwrap();
     g
 }
 
@@ -780,10 +780,10 @@ async fn an_html_404_on_the_async_event_contract_is_unsupported_and_keeps_the_jo
     assert_eq!(status_of(&g, "job-1"), "running");
     // Its `done` event still applies.
     let done = g
-        .apply_event(js(
+        .apply_event(ts(js(
             json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
                                "status": "done", "errors": [], "result_url": "/r"}),
-        ))
+        )))
         .unwrap();
     assert_eq!(rust(&done)["status"], "done");
     // A JSON 404 is still the endpoint's own answer.
@@ -798,30 +798,30 @@ fn status_changes_update_the_sessions_tasks() {
     let mock = MockFetch::new(json!([]));
     let g = task_guard("t-status", &mock, None);
     let changed = g
-        .apply_task_status(js(json!({"task_id": TASK, "status": "in_progress"})))
+        .apply_task_status(ts(js(json!({"task_id": TASK, "status": "in_progress"}))))
         .unwrap();
     assert_eq!(rust(&changed)["status"], "in_progress");
     let same = g
-        .apply_task_status(js(json!({"task_id": TASK, "status": "in_progress"})))
+        .apply_task_status(ts(js(json!({"task_id": TASK, "status": "in_progress"}))))
         .unwrap();
     assert!(same.is_null());
     let other = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
     let changed = g
-        .apply_status_changes(js(json!({
+        .apply_status_changes(ts(js(json!({
             "statuses": {TASK: {"status": "success", "progress": 1}, other: {"status": "failure"}},
             "cursor": "2026-09-01T10:00:01"
-        })))
+        }))))
         .unwrap();
     let changed = rust(&changed);
     assert_eq!(changed.as_array().unwrap().len(), 1);
     assert_eq!(changed[0]["status"], "success");
     assert_guard_error(
-        g.apply_status_changes(js(json!({"statuses": {TASK: {"status": 5}}})))
+        g.apply_status_changes(ts(js(json!({"statuses": {TASK: {"status": 5}}}))))
             .unwrap_err(),
         "invalid_job",
     );
     assert_guard_error(
-        g.record_tasks(js(json!({"task_ids": [TASK, "not-a-uuid"]})))
+        g.record_tasks(ts(js(json!({"task_ids": [TASK, "not-a-uuid"]}))))
             .unwrap_err(),
         "invalid_job",
     );
@@ -993,8 +993,9 @@ async fn a_tasks_422_reads_its_status_once_and_decides_by_it() {
             js(json!({ "namespace": "t-422-none", "contract": "task", "timeoutMs": 100 }));
         js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
         let g = JobGuard::new(options).unwrap();
-        g.login(js(json!({ "userId": 1 }))).unwrap();
-        g.record_tasks(js(json!({ "task_ids": [TASK] }))).unwrap();
+        g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+        g.record_tasks(ts(js(json!({ "task_ids": [TASK] }))))
+            .unwrap();
         let out = cancel(&g, TASK).await;
         assert_eq!(
             (out["outcome"].clone(), out["reason"].clone()),
@@ -1013,7 +1014,7 @@ async fn each_record_is_cancelled_on_its_own_contracts_endpoint() {
     // with the task's body, and reads the answer by the task table.
     let mock = MockFetch::new(json!([{ "status": 200, "json": {"action": "detached"} }]));
     let g = guard("c-route", &mock, json!({}));
-    g.record_tasks(js(json!({ "task_ids": [TASK], "tab_id": "t1" })))
+    g.record_tasks(ts(js(json!({ "task_ids": [TASK], "tab_id": "t1" }))))
         .unwrap();
     let out = cancel(&g, TASK).await;
     assert_eq!(out["outcome"], "left");
@@ -1026,10 +1027,10 @@ async fn each_record_is_cancelled_on_its_own_contracts_endpoint() {
     // without a body.
     let mock = MockFetch::new(json!([{ "status": 200 }]));
     let g = task_guard("c-route-2", &mock, None);
-    g.record_job(js(
+    g.record_job(ts(js(
         json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
         "status": "running", "errors": [], "result_url": null}),
-    ))
+    )))
     .unwrap();
     let out = cancel(&g, "job-1").await;
     assert_eq!(
@@ -1051,8 +1052,9 @@ async fn a_tasks_uuid_as_the_server_spelt_it_names_its_record() {
     let options = js(json!({ "namespace": "t-upper", "contract": "task" }));
     js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
     let g = JobGuard::new(options).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_tasks(js(json!({ "task_ids": [upper] }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_tasks(ts(js(json!({ "task_ids": [upper] }))))
+        .unwrap();
     assert_eq!(rust(&g.job(upper.as_str().into()).unwrap())["job_id"], TASK);
     assert_eq!(
         rust(&g.check_cancel(upper.as_str().into()).unwrap())["allowed"],
@@ -1138,7 +1140,7 @@ async fn cancels_whose_fetch_or_body_never_settles_still_end() {
     let g = guard_with_timeout("c-stuck", &mock, 60_000, 1);
     let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
     sleep(10).await;
-    g.login(js(json!({ "userId": 2 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap();
     assert_eq!(
         rust(&JsFuture::from(pending).await.unwrap())["outcome"],
         "aborted"
@@ -1209,8 +1211,9 @@ async fn cancels_whose_fetch_or_body_never_settles_still_end() {
     js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
     drop(g);
     let g = JobGuard::new(options).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_tasks(js(json!({ "task_ids": [TASK] }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_tasks(ts(js(json!({ "task_ids": [TASK] }))))
+        .unwrap();
     let out = cancel(&g, TASK).await;
     assert_eq!(
         (

@@ -65,8 +65,8 @@ fn meta(job: &str, status: &str) -> JsValue {
 
 /// Signs in as user 1, records a job and checks it: the guard keeps its rules whatever the storage.
 fn exercise(g: &JobGuard) {
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    let rec = rust(&g.record_job(meta("job-1", "running")).unwrap());
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let rec = rust(&g.record_job(ts(meta("job-1", "running"))).unwrap());
     assert_eq!(rec["job_id"], "job-1");
     assert_eq!(
         rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
@@ -77,9 +77,11 @@ fn exercise(g: &JobGuard) {
         "unknown_job"
     );
     assert_guard_error(
-        g.record_job(js(json!({"channel_id": "c", "job_id": "b", "user_id": "2",
-        "status": "running"})))
-            .unwrap_err(),
+        g.record_job(ts(js(
+            json!({"channel_id": "c", "job_id": "b", "user_id": "2",
+        "status": "running"}),
+        )))
+        .unwrap_err(),
         "not_job_owner",
     );
     assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 1 }));
@@ -91,8 +93,8 @@ fn exercise(g: &JobGuard) {
 
 /// The guard goes on after what a test did to it: it signs in, records and allows a cancel.
 fn still_works(g: &JobGuard) {
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("after", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("after", "running"))).unwrap();
     assert_eq!(
         rust(&g.check_cancel("after".into()).unwrap())["allowed"],
         true
@@ -165,13 +167,13 @@ fn an_empty_storage_that_refuses_every_write_falls_back_to_memory() {
 fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
     fresh("h-degraded");
     let g = guard(json!({ "namespace": "h-degraded" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     assert_eq!(
         rust(&g.storage().unwrap()),
         json!({"kind": "local", "reason": null})
     );
     let restore = patch_method("setItem", QUOTA);
-    let rec = g.record_job(meta("job-1", "running"));
+    let rec = g.record_job(ts(meta("job-1", "running")));
     mend(restore);
     let rec = rust(&rec.unwrap());
     assert_eq!(
@@ -201,7 +203,7 @@ fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
         "storage still has the old marker: {stored}"
     );
     // Once storage takes writes again, the next write hands back what memory kept.
-    g.record_job(meta("job-2", "running")).unwrap();
+    g.record_job(ts(meta("job-2", "running"))).unwrap();
     assert_eq!(rust(&g.storage().unwrap())["kind"], "local");
     assert_eq!(keys_of("h-degraded").len(), 3);
     let stored = storage()
@@ -216,7 +218,7 @@ fn writes_refused_mid_session_are_kept_in_memory_and_reported_as_degraded() {
 fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
     fresh("h-full");
     let g = guard(json!({ "namespace": "h-full" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let now = js_sys::Date::now();
     for (i, (job, status)) in [
         ("old-done", "done"),
@@ -244,7 +246,7 @@ fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
              throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
            return window.__original(this, args);"#,
     );
-    let rec = g.record_job(meta("fresh", "pending"));
+    let rec = g.record_job(ts(meta("fresh", "pending")));
     mend(restore);
     assert!(rec.is_ok());
     assert_eq!(
@@ -268,8 +270,8 @@ fn a_full_storage_evicts_terminal_records_oldest_first_then_retries_once() {
 fn reads_that_throw_are_absent_values_not_exceptions() {
     fresh("h-reads");
     let g = guard(json!({ "namespace": "h-reads" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     let restore = patch_method(
         "getItem",
         r#"throw new DOMException("denied", "SecurityError");"#,
@@ -309,8 +311,8 @@ fn thrown_values_that_are_not_errors_never_escape_or_wedge_the_guard() {
     // `raw()` hands out must absorb all of it.
     fresh("h-odd");
     let g = guard(json!({ "namespace": "h-odd" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-0", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-0", "running"))).unwrap();
     let restore = patch_method("getItem", "throw 42;");
     let check = g.check_cancel("job-0".into());
     mend(restore);
@@ -321,7 +323,7 @@ fn thrown_values_that_are_not_errors_never_escape_or_wedge_the_guard() {
     );
 
     let restore = patch_method("setItem", r#"throw "no room";"#);
-    let recorded = g.record_job(meta("job-1", "running"));
+    let recorded = g.record_job(ts(meta("job-1", "running")));
     mend(restore);
     assert_eq!(rust(&recorded.unwrap())["job_id"], "job-1");
     assert_eq!(
@@ -352,11 +354,11 @@ fn thrown_values_that_are_not_errors_never_escape_or_wedge_the_guard() {
     assert_eq!(rust(&g.session().unwrap()), Value::Null);
 
     // Still usable: a new session, a job, and a clean logout.
-    g.login(js(json!({ "userId": 2 }))).unwrap();
-    g.record_job(js(
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap();
+    g.record_job(ts(js(
         json!({"channel_id": "chan-1", "job_id": "job-2", "user_id": "2",
         "status": "running", "errors": [], "result_url": null}),
-    ))
+    )))
     .unwrap();
     assert_eq!(
         rust(&g.check_cancel("job-2".into()).unwrap())["allowed"],
@@ -382,7 +384,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
     // levels deep or a cycle would overflow the wasm stack and leave the module unusable.
     fresh("h-deep");
     let g = guard(json!({ "namespace": "h-deep" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let cyclic =
         js_sys::Function::new_no_args("const e = { message: 'loop' }; e.self = e; return e;")
             .call0(&JsValue::NULL)
@@ -396,7 +398,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         let meta = js(json!({"channel_id": "c", "job_id": "deep", "user_id": "1",
             "status": "error", "result_url": null}));
         js_sys::Reflect::set(&meta, &"errors".into(), &errors).unwrap();
-        let refused = g.record_job(meta.clone()).unwrap_err();
+        let refused = g.record_job(ts(meta.clone())).unwrap_err();
         let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
         // Past the guard's own limit, or (in a browser whose stack is smaller than 100,000
         // levels) too deep even to copy.
@@ -404,7 +406,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         let too_deep_to_copy = message.starts_with("Invalid job: cannot read the value");
         assert!(past_the_limit || (!copied && too_deep_to_copy), "{message}");
         assert_guard_error(refused, "invalid_job");
-        assert_guard_error(g.apply_event(meta).unwrap_err(), "invalid_job");
+        assert_guard_error(g.apply_event(ts(meta)).unwrap_err(), "invalid_job");
         let options = js(json!({ "namespace": "h-deep-2" }));
         js_sys::Reflect::set(&options, &"headers".into(), &bad).unwrap();
         assert_guard_error(JobGuard::new(options).err().unwrap(), "invalid_options");
@@ -416,9 +418,9 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
             "errors": [{"message": "m", "__proto__": {"polluted": true}}], "result_url": null}"#,
     )
     .unwrap();
-    let rec = g.record_job(event).unwrap();
+    let rec = g.record_job(ts(event)).unwrap();
     let error = js_sys::Reflect::get(
-        &js_sys::Reflect::get(&rec, &"errors".into()).unwrap(),
+        &js_sys::Reflect::get(&rec.as_js(), &"errors".into()).unwrap(),
         &0.into(),
     )
     .unwrap();
@@ -437,7 +439,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         "status": "error", "result_url": null}),
     );
     js_sys::Reflect::set(&meta, &"errors".into(), &js_sys::Array::of1(&nested(10))).unwrap();
-    let rec = rust(&g.record_job(meta).unwrap());
+    let rec = rust(&g.record_job(ts(meta)).unwrap());
     assert_eq!(
         rec["errors"][0]["a"][0]["a"][0]["a"]
             .as_array()
@@ -456,14 +458,14 @@ fn nan_and_infinite_user_ids_are_refused_not_guests() {
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let login = js_sys::Object::new();
         js_sys::Reflect::set(&login, &"userId".into(), &bad.into()).unwrap();
-        assert_guard_error(g.login(login.into()).unwrap_err(), "invalid_session");
+        assert_guard_error(g.login(ts(login)).unwrap_err(), "invalid_session");
         assert!(rust(&g.session().unwrap()).is_null(), "no guest session");
     }
-    g.login(js(json!({ "userId": null, "channelId": "guest-1" })))
+    g.login(ts(js(json!({ "userId": null, "channelId": "guest-1" }))))
         .unwrap();
     let meta = js(json!({"channel_id": "guest-1", "job_id": "j", "status": "running"}));
     js_sys::Reflect::set(&meta, &"user_id".into(), &f64::NAN.into()).unwrap();
-    assert_guard_error(g.record_job(meta).unwrap_err(), "invalid_job");
+    assert_guard_error(g.record_job(ts(meta)).unwrap_err(), "invalid_job");
     g.logout().unwrap();
 }
 
@@ -483,10 +485,10 @@ fn break_the_clock() -> js_sys::Function {
 fn a_clock_that_throws_never_wedges_the_guard() {
     fresh("h-clock");
     let g = guard(json!({ "namespace": "h-clock" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("before", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("before", "running"))).unwrap();
     let restore = break_the_clock();
-    let recorded = g.record_job(meta("during", "running"));
+    let recorded = g.record_job(ts(meta("during", "running")));
     let check = g.check_cancel("before".into());
     let jobs = g.jobs();
     let out = g.logout();
@@ -504,7 +506,7 @@ fn a_clock_that_throws_never_wedges_the_guard() {
 fn arguments_whose_getters_or_proxy_traps_throw_are_guard_errors() {
     fresh("h-getters");
     let g = guard(json!({ "namespace": "h-getters" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let make = |body: &str| {
         js_sys::Function::new_no_args(body)
             .call0(&JsValue::NULL)
@@ -516,13 +518,13 @@ fn arguments_whose_getters_or_proxy_traps_throw_are_guard_errors() {
     );
     let proxy = make(r#"return new Proxy({}, { get() { throw 7; }, ownKeys() { throw 8; } });"#);
     for bad in [getter, proxy] {
-        assert_guard_error(g.record_job(bad.clone()).unwrap_err(), "invalid_job");
-        assert_guard_error(g.apply_event(bad.clone()).unwrap_err(), "invalid_job");
-        assert_guard_error(g.login(bad.clone()).unwrap_err(), "invalid_session");
+        assert_guard_error(g.record_job(ts(bad.clone())).unwrap_err(), "invalid_job");
+        assert_guard_error(g.apply_event(ts(bad.clone())).unwrap_err(), "invalid_job");
+        assert_guard_error(g.login(ts(bad.clone())).unwrap_err(), "invalid_session");
         assert_guard_error(JobGuard::new(bad).err().unwrap(), "invalid_options");
     }
     // Nothing was left borrowed: every call goes on.
-    g.record_job(meta("fine", "running")).unwrap();
+    g.record_job(ts(meta("fine", "running"))).unwrap();
     assert_eq!(
         rust(&g.check_cancel("fine".into()).unwrap())["allowed"],
         true
@@ -534,8 +536,8 @@ fn arguments_whose_getters_or_proxy_traps_throw_are_guard_errors() {
 fn removals_that_throw_still_log_out_this_tab() {
     fresh("h-remove");
     let g = guard(json!({ "namespace": "h-remove" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     let restore = patch_method("removeItem", r#"throw new Error("removeItem broke");"#);
     let out = g.logout();
     let session = g.session();
@@ -554,8 +556,8 @@ fn removals_that_throw_still_log_out_this_tab() {
 fn corrupt_and_forged_entries_are_removed_counted_and_never_thrown() {
     fresh("h-corrupt");
     let g = guard(json!({ "namespace": "h-corrupt" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("good", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("good", "running"))).unwrap();
     let good = storage()
         .get_item("h-corrupt:v1:job:good")
         .unwrap()
@@ -627,7 +629,7 @@ fn corrupt_and_forged_entries_are_removed_counted_and_never_thrown() {
 fn another_tabs_storage_changes_reach_on_change() {
     fresh("h-events");
     let g = guard(json!({ "namespace": "h-events" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let seen = js_sys::Array::new();
     let record =
         js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
@@ -676,8 +678,8 @@ async fn a_logout_reaches_memory_only_tabs_by_broadcast_channel() {
     let one = guard(json!({ "namespace": "h-bc", "storage": "memory" }));
     let two = guard(json!({ "namespace": "h-bc", "storage": "memory" }));
     for g in [&one, &two] {
-        g.login(js(json!({ "userId": 1 }))).unwrap();
-        g.record_job(meta("job-1", "running")).unwrap();
+        g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+        g.record_job(ts(meta("job-1", "running"))).unwrap();
     }
     let seen = js_sys::Array::new();
     let record =
@@ -710,11 +712,11 @@ fn two_tabs_recording_at_once_lose_neither_record() {
     fresh("h-race");
     let one = guard(json!({ "namespace": "h-race" }));
     let two = guard(json!({ "namespace": "h-race" }));
-    one.login(js(json!({ "userId": 1 }))).unwrap();
+    one.login(ts(js(json!({ "userId": 1 })))).unwrap();
     for i in 0..20 {
-        one.record_job(meta(&format!("one-{i}"), "running"))
+        one.record_job(ts(meta(&format!("one-{i}"), "running")))
             .unwrap();
-        two.record_job(meta(&format!("two-{i}"), "running"))
+        two.record_job(ts(meta(&format!("two-{i}"), "running")))
             .unwrap();
     }
     assert_eq!(rust(&one.jobs().unwrap()).as_array().unwrap().len(), 40);
@@ -728,9 +730,9 @@ fn two_tabs_recording_at_once_lose_neither_record() {
 fn same_tab_writes_are_seen_by_the_next_read() {
     let ns = fresh("h-memo");
     let g = guard(json!({ "namespace": ns }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
-    g.record_job(meta("job-2", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
+    g.record_job(ts(meta("job-2", "running"))).unwrap();
     let check = |id: &str| rust(&g.check_cancel(id.into()).unwrap());
     let key = |id: &str| format!("{ns}:v1:job:{id}");
     for _ in 0..3 {
@@ -757,7 +759,7 @@ fn same_tab_writes_are_seen_by_the_next_read() {
     // A record removed, one added, by hand: the list follows.
     storage().remove_item(&key("job-2")).unwrap();
     assert_eq!(rust(&g.jobs().unwrap()), json!([]));
-    g.record_job(meta("job-3", "pending")).unwrap();
+    g.record_job(ts(meta("job-3", "pending"))).unwrap();
     assert_eq!(rust(&g.jobs().unwrap())[0]["job_id"], "job-3");
     let copy = storage().get_item(&key("job-3")).unwrap().unwrap();
     storage()
@@ -787,8 +789,8 @@ fn same_tab_writes_are_seen_by_the_next_read() {
 async fn a_remembered_answer_does_not_outlive_the_records_ttl() {
     let ns = fresh("h-memo-ttl");
     let g = guard(json!({ "namespace": ns, "ttlSeconds": 0.2 }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     for _ in 0..3 {
         assert_eq!(
             rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
@@ -810,15 +812,15 @@ async fn a_remembered_answer_does_not_outlive_the_records_ttl() {
 fn each_answer_is_a_fresh_object() {
     let ns = fresh("h-memo-fresh");
     let g = guard(json!({ "namespace": ns }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     for _ in 0..3 {
         let job = g.job("job-1".into()).unwrap();
         js_sys::Reflect::set(&job, &"status".into(), &"tampered".into()).unwrap();
         let list = g.jobs().unwrap();
         js_sys::Reflect::set(&list, &"0".into(), &JsValue::NULL).unwrap();
         let check = g.check_cancel("job-1".into()).unwrap();
-        js_sys::Reflect::set(&check, &"allowed".into(), &false.into()).unwrap();
+        js_sys::Reflect::set(&check.as_js(), &"allowed".into(), &false.into()).unwrap();
     }
     assert_eq!(rust(&g.job("job-1".into()).unwrap())["status"], "running");
     assert_eq!(rust(&g.jobs().unwrap())[0]["status"], "running");
@@ -833,8 +835,8 @@ fn each_answer_is_a_fresh_object() {
 fn a_job_answered_from_a_remembered_check_is_the_record() {
     let ns = fresh("h-memo-derive");
     let g = guard(json!({ "namespace": ns }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    let recorded = rust(&g.record_job(meta("job-1", "running")).unwrap());
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let recorded = rust(&g.record_job(ts(meta("job-1", "running"))).unwrap());
     assert_eq!(
         rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
         true
@@ -861,7 +863,7 @@ async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
         .unwrap();
     let local = guard(json!({ "namespace": ns }));
     // The same user as stored: nothing to announce, so nothing opened the channel yet.
-    local.login(js(json!({ "userId": 1 }))).unwrap();
+    local.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let seen = js_sys::Array::new();
     let record =
         js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
@@ -870,7 +872,7 @@ async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
     let _keep = local.on_change(record).unwrap();
     sleep(0).await;
     let memory = guard(json!({ "namespace": ns, "storage": "memory" }));
-    memory.login(js(json!({ "userId": 1 }))).unwrap();
+    memory.login(ts(js(json!({ "userId": 1 })))).unwrap();
     memory.logout().unwrap();
     for _ in 0..100 {
         if seen.length() > 0 {
@@ -917,7 +919,7 @@ fn recorder() -> (js_sys::Array, JsValue) {
 async fn event_getters_that_throw_never_wedge_the_guard_or_its_listeners() {
     let ns = fresh("h-dom-events");
     let g = guard(json!({ "namespace": ns }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let (seen, record) = recorder();
     let _keep = g.on_change(record).unwrap();
     sleep(0).await; // the channel opens in a microtask
@@ -931,7 +933,7 @@ async fn event_getters_that_throw_never_wedge_the_guard_or_its_listeners() {
         let restore = break_accessor("StorageEvent", name);
         fire.call1(&JsValue::NULL, &session_key).unwrap();
         mend(restore);
-        g.record_job(meta("job-1", "running"))
+        g.record_job(ts(meta("job-1", "running")))
             .expect("the guard is not left borrowed");
     }
     assert_eq!(seen.length(), 0, "unreadable events are not heard");
@@ -946,7 +948,7 @@ async fn event_getters_that_throw_never_wedge_the_guard_or_its_listeners() {
     sleep(50).await;
     mend(restore);
     assert_eq!(seen.length(), 1, "an unreadable message is not heard");
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     other.post_message(&message).unwrap();
     for _ in 0..100 {
         if seen.length() > 1 {
@@ -975,8 +977,8 @@ async fn a_broadcast_channel_that_throws_never_wedges_the_guard() {
     exercise(&g);
 
     let g = guard(json!({ "namespace": ns }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.login(js(json!({ "userId": 2 }))).unwrap(); // announced: the channel is open
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap(); // announced: the channel is open
     let restore = break_method("BroadcastChannel", "close");
     drop(g); // what free() does
     mend(restore);
@@ -990,8 +992,8 @@ fn storage_that_returns_non_strings_never_wedges_the_guard() {
     // such values as absent.
     fresh("h-non-strings");
     let g = guard(json!({ "namespace": "h-non-strings" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     for (method, body) in [
         ("getItem", "return { not: \"a string\" };"),
         ("getItem", "return 42;"),
@@ -1002,7 +1004,7 @@ fn storage_that_returns_non_strings_never_wedges_the_guard() {
         let session = g.session();
         let jobs = g.jobs();
         let check = g.check_cancel("job-1".into());
-        let logged = g.login(js(json!({ "userId": 1 })));
+        let logged = g.login(ts(js(json!({ "userId": 1 }))));
         mend(restore);
         assert!(
             session.is_ok() && jobs.is_ok() && check.is_ok(),
@@ -1039,7 +1041,7 @@ fn listener(body: &str) -> (js_sys::Array, js_sys::Function) {
 fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
     fresh("h-reentry");
     let g = guard(json!({ "namespace": "h-reentry" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let (seen, make) = listener(
         r#"return (change) => { seen.push(change.type);
              if (change.type === "logout") guard.logout(); };"#,
@@ -1049,7 +1051,7 @@ fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
     let g = std::rc::Rc::new(g);
     let inner = std::rc::Rc::clone(&g);
     let call_logout = wasm_bindgen::closure::Closure::<dyn FnMut() -> JsValue>::new(move || {
-        inner.logout().unwrap_or_else(|e| e)
+        inner.logout().map(JsValue::from).unwrap_or_else(|e| e)
     });
     let guard_js = js_sys::Object::new();
     js_sys::Reflect::set(&guard_js, &"logout".into(), call_logout.as_ref()).unwrap();
@@ -1070,14 +1072,14 @@ fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
         wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |change: JsValue| {
             let _ = seen.push(&change);
             let next = 1 + seen.length() % 2;
-            let _ = inner.login(js(json!({ "userId": next })));
+            let _ = inner.login(ts(js(json!({ "userId": next }))));
         });
     let unsubscribe: js_sys::Function = g
         .subscribe(ping_pong.as_ref().clone())
         .unwrap()
         .dyn_into()
         .unwrap();
-    g.login(js(json!({ "userId": 3 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 3 })))).unwrap();
     unsubscribe.call0(&JsValue::NULL).unwrap();
     still_works(&g);
 }
@@ -1086,7 +1088,7 @@ fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
 fn a_channel_change_is_announced_and_every_listener_sees_the_same_frozen_change() {
     fresh("h-announce");
     let g = guard(json!({ "namespace": "h-announce" }));
-    g.login(js(json!({ "userId": 1, "channelId": "c1" })))
+    g.login(ts(js(json!({ "userId": 1, "channelId": "c1" }))))
         .unwrap();
     let (seen, make) = listener(
         r#"return (change) => { seen.push([change.type, change.source, Object.isFrozen(change)]);
@@ -1097,7 +1099,7 @@ fn a_channel_change_is_announced_and_every_listener_sees_the_same_frozen_change(
     g.subscribe(first).unwrap();
     g.subscribe(second).unwrap();
     // Only the channel changes: useSession() must hear it.
-    g.login(js(json!({ "userId": 1, "channelId": "c2" })))
+    g.login(ts(js(json!({ "userId": 1, "channelId": "c2" }))))
         .unwrap();
     assert_eq!(
         rust(&seen),
@@ -1109,7 +1111,7 @@ fn a_channel_change_is_announced_and_every_listener_sees_the_same_frozen_change(
     );
     assert_eq!(rust(&g.session().unwrap())["channelId"], "c2");
     // The same session again: nothing changed, nothing announced.
-    g.login(js(json!({ "userId": 1, "channelId": "c2" })))
+    g.login(ts(js(json!({ "userId": 1, "channelId": "c2" }))))
         .unwrap();
     assert_eq!(seen.length(), 2);
     g.logout().unwrap();
@@ -1127,13 +1129,13 @@ fn reactive_state_is_read_as_the_plain_data_it_shows() {
            return wrap(value);"#,
     );
     let wrap = |v: Value| reactive.call1(&JsValue::NULL, &js(v)).unwrap();
-    g.login(wrap(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(wrap(json!({ "userId": 1 })))).unwrap();
     let rec = g
-        .record_job(wrap(
+        .record_job(ts(wrap(
             json!({"channel_id": "c", "job_id": "job-1", "user_id": "1",
             "status": "running", "errors": [{"message": "m", "extra": [1, {"x": null}]}],
             "result_url": null}),
-        ))
+        )))
         .unwrap();
     assert_eq!(
         rust(&rec)["errors"],
@@ -1141,15 +1143,15 @@ fn reactive_state_is_read_as_the_plain_data_it_shows() {
     );
     let task = "10a0bd9a-03c8-4737-9345-f4234ba86512";
     let tasks = g
-        .record_tasks(wrap(
+        .record_tasks(ts(wrap(
             json!({ "task_ids": [task], "cursor": "c", "tab_id": "t1" }),
-        ))
+        )))
         .unwrap();
     assert_eq!(rust(&tasks)[0]["tab_ids"], json!(["t1"]));
     let changed = g
-        .apply_status_changes(wrap(
+        .apply_status_changes(ts(wrap(
             json!({ "statuses": { task: {"status": "in_progress"} } }),
-        ))
+        )))
         .unwrap();
     assert_eq!(rust(&changed)[0]["status"], "in_progress");
     let options = wrap(json!({ "namespace": "h-reactive", "retry": { "attempts": 2 } }));
@@ -1162,7 +1164,7 @@ fn reactive_state_is_read_as_the_plain_data_it_shows() {
     )
     .call0(&JsValue::NULL)
     .unwrap();
-    assert_guard_error(g.record_job(cyclic).unwrap_err(), "invalid_job");
+    assert_guard_error(g.record_job(ts(cyclic)).unwrap_err(), "invalid_job");
     assert_eq!(
         rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
         true
@@ -1174,27 +1176,28 @@ fn reactive_state_is_read_as_the_plain_data_it_shows() {
 fn updates_with_statuses_a_later_superset_adds_are_skipped_the_rest_apply() {
     fresh("h-unknown");
     let g = guard(json!({ "namespace": "h-unknown" }));
-    g.login(js(json!({ "userId": 1 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
     let (a, b) = (
         "10a0bd9a-03c8-4737-9345-f4234ba86512",
         "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
     );
-    g.record_tasks(js(json!({ "task_ids": [a, b] }))).unwrap();
-    g.record_job(meta("job-1", "running")).unwrap();
+    g.record_tasks(ts(js(json!({ "task_ids": [a, b] }))))
+        .unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
     let changed = g
-        .apply_status_changes(js(json!({ "statuses": {
-            a: {"status": "paused"}, b: {"status": "success"} }, "cursor": "c" })))
+        .apply_status_changes(ts(js(json!({ "statuses": {
+            a: {"status": "paused"}, b: {"status": "success"} }, "cursor": "c" }))))
         .unwrap();
     assert_eq!(rust(&changed).as_array().unwrap().len(), 1);
     assert!(g
-        .apply_task_status(js(json!({"task_id": a, "status": "queued"})))
+        .apply_task_status(ts(js(json!({"task_id": a, "status": "queued"}))))
         .unwrap()
         .is_null());
     assert!(g
-        .apply_event(js(
+        .apply_event(ts(js(
             json!({"channel_id": "c", "job_id": "job-1", "user_id": "1",
             "status": "archived", "errors": [], "result_url": null})
-        ))
+        )))
         .unwrap()
         .is_null());
     let jobs = rust(&g.jobs().unwrap());

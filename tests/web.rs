@@ -22,7 +22,7 @@ fn guard_with(options: Value) -> JobGuard {
 }
 
 fn login(g: &mut JobGuard, user: Value) -> Value {
-    rust(&g.login(js(json!({ "userId": user }))).unwrap())
+    rust(&g.login(ts(js(json!({ "userId": user })))).unwrap())
 }
 
 fn meta(job: &str, user: Value, channel: &str, status: &str) -> JsValue {
@@ -33,7 +33,7 @@ fn meta(job: &str, user: Value, channel: &str, status: &str) -> JsValue {
 }
 
 fn record(g: &mut JobGuard, job: &str, user: Value, channel: &str, status: &str) -> Value {
-    rust(&g.record_job(meta(job, user, channel, status)).unwrap())
+    rust(&g.record_job(ts(meta(job, user, channel, status))).unwrap())
 }
 
 fn check(g: &mut JobGuard, job: &str) -> Value {
@@ -66,7 +66,7 @@ fn records_superset_metadata_in_local_storage_under_documented_keys() {
     let meta = js(json!({"channel_id": "1095c1c9-b6b1-444d-aa83-8e323b32831f",
         "job_id": "10a0bd9a-03c8-4737-9345-f4234ba86512", "user_id": "1",
         "status": "pending", "errors": [], "result_url": null}));
-    let rec = rust(&g.record_job(meta).unwrap());
+    let rec = rust(&g.record_job(ts(meta)).unwrap());
     assert_eq!(rec["job_id"], "10a0bd9a-03c8-4737-9345-f4234ba86512");
     assert_eq!(rec["user_id"], "1");
     assert_eq!(rec["result_url"], Value::Null);
@@ -125,7 +125,7 @@ fn misuse_throws_guard_errors_with_codes() {
     }
     let mut g = guard(&ns);
     let no_session = g
-        .record_job(meta("j", json!("1"), "c", "pending"))
+        .record_job(ts(meta("j", json!("1"), "c", "pending")))
         .unwrap_err();
     assert!(error_message(&no_session).contains("login"));
     assert_guard_error(no_session, "no_session");
@@ -135,7 +135,7 @@ fn misuse_throws_guard_errors_with_codes() {
         json!({"userId": true}),
         json!({"userId": 1, "channelId": 5}),
     ] {
-        assert_guard_error(g.login(js(bad)).unwrap_err(), "invalid_session");
+        assert_guard_error(g.login(ts(js(bad))).unwrap_err(), "invalid_session");
     }
     login(&mut g, json!("1"));
     for bad in [
@@ -144,11 +144,14 @@ fn misuse_throws_guard_errors_with_codes() {
         json!({"channel_id": "c", "job_id": "", "user_id": "1", "status": "pending"}),
         json!(42),
     ] {
-        assert_guard_error(g.record_job(js(bad)).unwrap_err(), "invalid_job");
+        assert_guard_error(g.record_job(ts(js(bad))).unwrap_err(), "invalid_job");
     }
-    assert_guard_error(g.record_job(JsValue::UNDEFINED).unwrap_err(), "invalid_job");
     assert_guard_error(
-        g.apply_event(js(json!({"job_id": 1}))).unwrap_err(),
+        g.record_job(ts(JsValue::UNDEFINED)).unwrap_err(),
+        "invalid_job",
+    );
+    assert_guard_error(
+        g.apply_event(ts(js(json!({"job_id": 1})))).unwrap_err(),
         "invalid_job",
     );
     assert!(!is_guard_error(&js_sys::Error::new("plain").into()));
@@ -162,12 +165,12 @@ fn refuses_to_store_another_users_job() {
     let mut g = guard(&ns);
     login(&mut g, json!(1));
     let err = g
-        .record_job(meta("b-job", json!("2"), "c", "pending"))
+        .record_job(ts(meta("b-job", json!("2"), "c", "pending")))
         .unwrap_err();
     assert!(error_message(&err).starts_with("Not job owner"));
     assert_guard_error(err, "not_job_owner");
     assert_guard_error(
-        g.record_job(meta("guest-job", Value::Null, "c", "pending"))
+        g.record_job(ts(meta("guest-job", Value::Null, "c", "pending")))
             .unwrap_err(),
         "not_job_owner",
     );
@@ -280,7 +283,7 @@ fn a_new_channel_is_adopted_and_the_old_channels_records_dropped() {
     // A login naming a new channel does the same.
     assert_eq!(
         rust(
-            &g.login(js(json!({"userId": "1", "channelId": "chan-c"})))
+            &g.login(ts(js(json!({"userId": "1", "channelId": "chan-c"}))))
                 .unwrap()
         ),
         json!({ "purged": 1 })
@@ -293,7 +296,7 @@ fn a_new_channel_is_adopted_and_the_old_channels_records_dropped() {
 fn guests_own_jobs_through_their_channel() {
     let ns = fresh("t-guest");
     let mut g = guard(&ns);
-    g.login(js(json!({"userId": null, "channelId": "guest-aa"})))
+    g.login(ts(js(json!({"userId": null, "channelId": "guest-aa"}))))
         .unwrap();
     assert_eq!(
         rust(&g.session().unwrap()),
@@ -302,7 +305,7 @@ fn guests_own_jobs_through_their_channel() {
     let rec = record(&mut g, "g1", Value::Null, "guest-aa", "running");
     assert_eq!(rec["user_id"], Value::Null);
     assert_eq!(check(&mut g, "g1")["allowed"], true);
-    g.login(js(json!({"userId": null, "channelId": "guest-bb"})))
+    g.login(ts(js(json!({"userId": null, "channelId": "guest-bb"}))))
         .unwrap();
     assert_eq!(reason(&mut g, "g1"), "unknown_job");
     g.logout().unwrap();
@@ -314,7 +317,7 @@ fn guests_of_one_shared_channel_are_told_apart_by_their_guest_key() {
     let ns = fresh("t-guest-key");
     let mut a = guard(&ns);
     let mut b = guard(&ns);
-    a.login(js(json!({"userId": null, "guestKey": "key-a"})))
+    a.login(ts(js(json!({"userId": null, "guestKey": "key-a"}))))
         .unwrap();
     let rec = record(&mut a, "g1", Value::Null, "shared-chan", "running");
     assert_eq!(rec["guest_key"], "key-a");
@@ -325,7 +328,7 @@ fn guests_of_one_shared_channel_are_told_apart_by_their_guest_key() {
     );
     // Another guest signs in (another tab): the first guest's record is gone in both tabs.
     let purged = rust(
-        &b.login(js(json!({"userId": null, "guestKey": "key-b"})))
+        &b.login(ts(js(json!({"userId": null, "guestKey": "key-b"}))))
             .unwrap(),
     );
     assert_eq!(purged["purged"], 1);
@@ -383,7 +386,7 @@ fn events_update_the_sessions_records_only() {
         "errors": [], "result_url": "/api/v1/chart/data/qc-ecd766dd461f294e1bcdaa321e0e8463",
         "id": "1607477697866-0"}),
     );
-    let updated = rust(&g.apply_event(ev).unwrap());
+    let updated = rust(&g.apply_event(ts(ev)).unwrap());
     assert_eq!(updated["status"], "done");
     assert_eq!(
         updated["result_url"],
@@ -394,7 +397,7 @@ fn events_update_the_sessions_records_only() {
     assert_eq!(reason(&mut g, "j"), "already_finished");
     // A terminal record keeps its final status.
     let late = rust(
-        &g.apply_event(meta("j", json!("1"), "c", "running"))
+        &g.apply_event(ts(meta("j", json!("1"), "c", "running")))
             .unwrap(),
     );
     assert_eq!(late["status"], "done");
@@ -404,7 +407,7 @@ fn events_update_the_sessions_records_only() {
         json!({"channel_id": "c", "job_id": "e", "user_id": "1", "status": "error",
         "errors": [{"message": "Error: relation 'foo' does not exist"}], "result_url": null}),
     );
-    let failed = rust(&g.apply_event(err_ev).unwrap());
+    let failed = rust(&g.apply_event(ts(err_ev)).unwrap());
     assert_eq!(
         failed["errors"][0]["message"],
         "Error: relation 'foo' does not exist"
@@ -416,7 +419,7 @@ fn events_update_the_sessions_records_only() {
         meta("k", json!("1"), "other-channel", "error"),
         meta("never-recorded", json!("1"), "c", "done"),
     ] {
-        assert_eq!(rust(&g.apply_event(ev).unwrap()), Value::Null);
+        assert_eq!(rust(&g.apply_event(ts(ev)).unwrap()), Value::Null);
     }
     assert_eq!(check(&mut g, "k")["allowed"], true);
     g.logout().unwrap();
@@ -514,7 +517,7 @@ fn two_tabs_share_one_session_and_honour_each_others_logout() {
     assert_eq!(reason(&mut three, "from-two"), "no_session");
     assert_eq!(rust(&two.session().unwrap()), Value::Null);
     assert_guard_error(
-        two.record_job(meta("late", json!("1"), "c", "running"))
+        two.record_job(ts(meta("late", json!("1"), "c", "running")))
             .unwrap_err(),
         "no_session",
     );
@@ -531,7 +534,7 @@ fn a_user_switch_in_another_tab_is_honoured_at_once() {
     assert_eq!(reason(&mut one, "a"), "unknown_job");
     assert_eq!(rust(&one.session().unwrap())["userId"], "2");
     assert_guard_error(
-        one.record_job(meta("a2", json!("1"), "c", "running"))
+        one.record_job(ts(meta("a2", json!("1"), "c", "running")))
             .unwrap_err(),
         "not_job_owner",
     );
@@ -623,18 +626,19 @@ fn subscribe_hears_this_tabs_changes_and_survives_its_listeners() {
         .unwrap();
     g.on_change(on_change).unwrap();
 
-    g.login(js(json!({ "userId": 1 }))).unwrap();
-    g.login(js(json!({ "userId": 1 }))).unwrap(); // the same user again: nothing changed
-    g.record_job(meta("s1", json!("1"), "c", "running"))
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap(); // the same user again: nothing changed
+    g.record_job(ts(meta("s1", json!("1"), "c", "running")))
         .unwrap();
-    g.apply_event(meta("s1", json!("1"), "c", "done")).unwrap();
+    g.apply_event(ts(meta("s1", json!("1"), "c", "done")))
+        .unwrap();
     assert!(g
-        .apply_event(meta("not-ours", json!("1"), "c", "done"))
+        .apply_event(ts(meta("not-ours", json!("1"), "c", "done")))
         .unwrap()
         .is_null());
     g.logout().unwrap();
     assert_eq!(
-        rust(&heard.into()),
+        rust(&JsValue::from(heard)),
         json!([
             "user_changed:local",
             "jobs_changed:local",
@@ -646,7 +650,7 @@ fn subscribe_hears_this_tabs_changes_and_survives_its_listeners() {
     assert_eq!(other_tabs.length(), 0, "onChange hears other tabs only");
     // The guard is fine after a throwing listener, and unsubscribing stops the calls.
     js_sys::Function::from(off).call0(&JsValue::NULL).unwrap();
-    g.login(js(json!({ "userId": 2 }))).unwrap();
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap();
     assert_eq!(
         rust(&g.session().unwrap())["userId"],
         "2",

@@ -11,9 +11,16 @@ use super::ids::quote;
 use super::model::JobRecord;
 use super::session::Session;
 
-/// Why a cancel is refused before any request is sent.
+/// Why `checkCancel` refuses a cancel before any request is sent. It crosses as its name
+/// ([`as_str`](Self::as_str)); `rename_all` names the variants the same way for its TypeScript
+/// declaration (types-agree checks every one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str")]
+#[serde(into = "&'static str", rename_all = "snake_case")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "CancelRefusalReason")
+)]
 pub enum CancelRefusal {
     /// Nobody is signed in.
     NoSession,
@@ -23,25 +30,77 @@ pub enum CancelRefusal {
     NotJobOwner,
     /// The job already reached `done`, `error` or `cancelled`.
     AlreadyFinished,
-    /// The server's: the task is still running and cannot be aborted (a 422, with the task's
-    /// status read back). Only a cancel's outcome carries it; `checkCancel` never does.
+}
+
+/// Why a cancel's outcome is `refused`: the guard's own check (`no_session`, `unknown_job`,
+/// `already_finished`), or the server's for a task that is running and cannot be aborted (a
+/// 422, with the task's status read back: `not_abortable`). Absent when the server refused for
+/// another reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str", rename_all = "snake_case")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub enum RefusalReason {
+    NoSession,
+    UnknownJob,
+    AlreadyFinished,
     NotAbortable,
 }
 
 impl CancelRefusal {
+    pub const ALL: [CancelRefusal; 4] = [
+        CancelRefusal::NoSession,
+        CancelRefusal::UnknownJob,
+        CancelRefusal::NotJobOwner,
+        CancelRefusal::AlreadyFinished,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             CancelRefusal::NoSession => "no_session",
             CancelRefusal::UnknownJob => "unknown_job",
             CancelRefusal::NotJobOwner => "not_job_owner",
             CancelRefusal::AlreadyFinished => "already_finished",
-            CancelRefusal::NotAbortable => "not_abortable",
+        }
+    }
+
+    /// The reason a cancel's outcome gives for this refusal: none for `not_job_owner`, whose
+    /// outcome says it all.
+    pub fn outcome_reason(self) -> Option<RefusalReason> {
+        match self {
+            CancelRefusal::NoSession => Some(RefusalReason::NoSession),
+            CancelRefusal::UnknownJob => Some(RefusalReason::UnknownJob),
+            CancelRefusal::NotJobOwner => None,
+            CancelRefusal::AlreadyFinished => Some(RefusalReason::AlreadyFinished),
         }
     }
 }
 
 impl From<CancelRefusal> for &'static str {
     fn from(reason: CancelRefusal) -> Self {
+        reason.as_str()
+    }
+}
+
+impl RefusalReason {
+    pub const ALL: [RefusalReason; 4] = [
+        RefusalReason::NoSession,
+        RefusalReason::UnknownJob,
+        RefusalReason::AlreadyFinished,
+        RefusalReason::NotAbortable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::NoSession => "no_session",
+            RefusalReason::UnknownJob => "unknown_job",
+            RefusalReason::AlreadyFinished => "already_finished",
+            RefusalReason::NotAbortable => "not_abortable",
+        }
+    }
+}
+
+impl From<RefusalReason> for &'static str {
+    fn from(reason: RefusalReason) -> Self {
         reason.as_str()
     }
 }
@@ -69,27 +128,11 @@ impl CancelCheck {
     }
 }
 
-/// Written as the JS discriminated union
-/// `{ allowed: true, job } | { allowed: false, reason, message }`.
-/// `{ allowed: true, job }` or `{ allowed: false, reason, message }`.
 impl Serialize for CancelCheck {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        #[serde(untagged)]
-        enum Wire<'a> {
-            Allowed {
-                allowed: bool,
-                job: &'a JobRecord,
-            },
-            Refused {
-                allowed: bool,
-                reason: CancelRefusal,
-                message: &'a str,
-            },
-        }
         match self {
-            CancelCheck::Allowed(job) => Wire::Allowed { allowed: true, job },
-            CancelCheck::Refused { reason, message } => Wire::Refused {
+            CancelCheck::Allowed(job) => CheckWire::Allowed { allowed: true, job },
+            CancelCheck::Refused { reason, message } => CheckWire::Refused {
                 allowed: false,
                 reason: *reason,
                 message,
@@ -97,6 +140,29 @@ impl Serialize for CancelCheck {
         }
         .serialize(serializer)
     }
+}
+
+/// The answer of `checkCancel`: narrow on `allowed`.
+#[derive(Serialize)]
+#[serde(untagged)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "CancelCheck")
+)]
+pub enum CheckWire<'a> {
+    Allowed {
+        #[cfg_attr(target_arch = "wasm32", tsify(type = "true"))]
+        allowed: bool,
+        job: &'a JobRecord,
+    },
+    Refused {
+        #[cfg_attr(target_arch = "wasm32", tsify(type = "false"))]
+        allowed: bool,
+        #[cfg_attr(target_arch = "wasm32", tsify(type = "CancelRefusalReason"))]
+        reason: CancelRefusal,
+        message: &'a str,
+    },
 }
 
 /// Decides a cancel for `job_id` given the current session and the job's stored record, if any.

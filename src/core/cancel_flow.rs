@@ -2,7 +2,7 @@
 //! the outcome the app is given. The browser shell only sends requests and waits; every
 //! decision is made here, natively testable with an injected clock and random source.
 
-use super::cancel::{CancelCheck, CancelRefusal};
+use super::cancel::{CancelCheck, RefusalReason};
 use serde::Serialize;
 
 use super::model::TaskStatus;
@@ -13,27 +13,51 @@ use super::response::{
 };
 use super::retry::RetryPolicy;
 
-/// The result of `cancel`, ready to show: it never rejects.
+/// The result of `cancel`, ready to show: it never rejects. Its TypeScript declaration,
+/// `CancelOutcomeFields`, is narrowed by `CancelOutcome`: only a `refused` outcome has a
+/// `reason`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "CancelOutcomeFields", missing_as_null)
+)]
 pub struct CancelOutcome {
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "CancelOutcomeKind"))]
     pub outcome: Outcome,
     pub job_id: String,
+    /// Ready to show to a person.
     pub message: String,
+    /// Whether trying again later could succeed.
     pub retryable: bool,
+    /// The last HTTP status, or `null` when no answer came (or nothing was sent).
     pub http_status: Option<u16>,
     /// Requests sent; 0 when decided locally.
     pub attempts: u32,
-    /// Why a local refusal refused (not set for `not_job_owner`, which says it all).
+    /// Why a `refused` outcome refused, when the guard or the task's status knows.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CancelRefusal>,
+    pub reason: Option<RefusalReason>,
     /// The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"aborted\" | \"unsubscribed\" | \"detached\" | (string & {})")
+    )]
     pub action: Option<String>,
     /// The task's status as read back after a 422, for its record (not shown to the app).
     #[serde(skip)]
     pub status: Option<TaskStatus>,
 }
+
+/// The result of `cancel`: it never rejects. Narrow on `outcome`; a `refused` one may say why.
+#[cfg(target_arch = "wasm32")]
+#[derive(tsify::Tsify)]
+#[tsify(
+    rename = "CancelOutcome",
+    type = "CancelOutcomeFields & ({ outcome: \"refused\" } | { outcome: Exclude<CancelOutcomeKind, \"refused\">; reason?: undefined })"
+)]
+pub struct CancelOutcomeTs;
 
 /// What one answer to a cancel request was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,9 +123,11 @@ impl CancelFlow {
         let CancelCheck::Refused { reason, message } = check else {
             return None;
         };
-        let (outcome, reason) = match reason {
-            CancelRefusal::NotJobOwner => (Outcome::NotJobOwner, None),
-            other => (Outcome::Refused, Some(*other)),
+        let reason = reason.outcome_reason();
+        let outcome = if reason.is_some() {
+            Outcome::Refused
+        } else {
+            Outcome::NotJobOwner
         };
         Some(CancelOutcome {
             outcome,
@@ -165,7 +191,7 @@ impl CancelFlow {
     pub fn after_status(&self, status: Option<TaskStatus>) -> CancelOutcome {
         let mut outcome = self.finish(after_status_read(status), Some(422));
         if status.is_some_and(|s| !s.is_terminal()) {
-            outcome.reason = Some(CancelRefusal::NotAbortable);
+            outcome.reason = Some(RefusalReason::NotAbortable);
         }
         outcome.status = status;
         outcome
@@ -190,6 +216,7 @@ impl CancelFlow {
 mod tests {
 
     use super::*;
+    use crate::core::cancel::CancelRefusal;
     use crate::core::doubles::SequenceRandom;
 
     fn status(s: u16) -> Answer {
@@ -325,7 +352,7 @@ mod tests {
         };
         let out = flow.refusal(&unknown).unwrap();
         assert_eq!(out.outcome, Outcome::Refused);
-        assert_eq!(out.reason, Some(CancelRefusal::UnknownJob));
+        assert_eq!(out.reason, Some(RefusalReason::UnknownJob));
         let v: serde_json::Value = serde_json::to_value(&out).unwrap();
         assert_eq!(v["reason"], "unknown_job");
         assert_eq!(v["jobId"], "j");
@@ -406,7 +433,7 @@ mod tests {
                 (running.outcome, running.reason, running.status),
                 (
                     Outcome::Refused,
-                    Some(CancelRefusal::NotAbortable),
+                    Some(RefusalReason::NotAbortable),
                     Some(TaskStatus::InProgress)
                 )
             );

@@ -18,6 +18,7 @@ use super::wire::AnyJson;
 /// Where the guard's data lives, as `guard.storage` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub enum StorageMode {
     /// `localStorage`, shared by the origin's tabs.
     Local,
@@ -27,9 +28,13 @@ pub enum StorageMode {
     Degraded,
 }
 
-/// `{ kind, reason }`.
+/// Where the guard keeps its data (`guard.storage`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct StorageStatus {
+    /// `"local"`: localStorage, shared by the origin's tabs. `"memory"`: this page only (asked
+    /// for, or localStorage is unavailable: `reason` says why). `"degraded"`: localStorage, but
+    /// some writes were refused (storage full) and are kept in this tab's memory.
     pub kind: StorageMode,
     /// Why the data is not (only) in localStorage; `null` when it is, or memory was asked for.
     pub reason: Option<String>,

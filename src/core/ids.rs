@@ -96,6 +96,7 @@ macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $check:expr) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(type = "string"))]
         pub struct $name(String);
 
         impl $name {
@@ -214,7 +215,7 @@ fn valid(id: &str) -> Result<(), IdError> {
 }
 
 id_type!(
-    /// An async_event job's id (Superset's `job_id`): a valid id ([`is_valid_id`]) that is not a
+    /// An async_event job's id (Superset's `job_id`): a valid id (`is_valid_id`) that is not a
     /// reserved name. A task's uuid is one too: records of both kinds are keyed by it.
     JobId,
     |id| {
@@ -229,7 +230,7 @@ id_type!(
 
 id_type!(
     /// A task's id: a canonical uuid (36 characters, `8-4-4-4-12` lowercase hex digits).
-    /// [`TaskId::parse`] takes an upper-case one and lowers it.
+    /// `TaskId::parse` takes an upper-case one and lowers it.
     TaskId,
     |id| {
         if canonical_uuid(id).as_deref() == Some(id) {
@@ -241,8 +242,8 @@ id_type!(
 );
 
 id_type!(
-    /// A user id: a valid id ([`is_valid_id`]). Superset's integer ids are their decimal
-    /// strings ([`MaybeUser`] reads both).
+    /// A user id: a valid id (`is_valid_id`). Superset's integer ids are their decimal
+    /// strings (`MaybeUser` reads both).
     UserId,
     valid
 );

@@ -28,6 +28,11 @@ macro_rules! statuses {
     ) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[cfg_attr(
+            target_arch = "wasm32",
+            derive(tsify::Tsify),
+            serde(rename_all = "snake_case")
+        )]
         pub enum $name {
             $($variant,)+
         }
@@ -160,17 +165,44 @@ pub const MAX_TAB_IDS: usize = 16;
 /// Largest stored record (its JSON): anything bigger is treated as forged or corrupt.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 
-/// Validated job metadata, with `user_id` normalised to a string or `None` (guest/anonymous).
+/// Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
+/// (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for guests.
+/// Read through `MetadataWire` and validated, with `user_id` normalised to a string, or none
+/// for guest and anonymous users.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "MetadataWire")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct JobMetadata {
     pub channel_id: ChannelId,
     pub job_id: JobId,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "string | number | null"))]
     pub user_id: Option<UserId>,
     pub status: JobStatus,
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "AsyncJobError[] | null")
+    )]
     pub errors: Vec<Value>,
+    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "string | null"))]
     pub result_url: Option<String>,
 }
+
+/// One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
+/// each entry as the JSON it came as.
+#[cfg(target_arch = "wasm32")]
+#[derive(tsify::Tsify)]
+#[tsify(type = "{ message?: string; [key: string]: unknown }")]
+pub struct AsyncJobError;
+
+/// An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id.
+/// A status this guard does not know (one a later Superset adds) is skipped, not refused
+/// (`JobMetadata::read_event`).
+#[cfg(target_arch = "wasm32")]
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "Omit<JobMetadata, \"status\"> & { status: JobStatus | (string & {}); id?: string }"
+)]
+pub struct AsyncEvent;
 
 /// Metadata as it arrives, before validation. Unknown fields, such as an event's `id`, are
 /// ignored.
@@ -278,12 +310,18 @@ impl JobMetadata {
     }
 }
 
-/// What the guard stores for one job or task: who owns it, when it was recorded and last
-/// updated (milliseconds since the epoch), a guest's record the guest's `guest_key`, and what
-/// depends on the contract ([`RecordKind`]): the compiler, not a null channel, says which
-/// endpoint, body and answer table apply. Stored as [`StoredRecord`] (the `v1` format).
+/// What the guard keeps of one job or task, a record of either kind: narrow on
+/// `channel_id === null` (a task). Who owns it, when it was recorded and last updated (ms since
+/// the epoch), a guest's record its `guest_key`; in Rust, what depends on the contract is a
+/// `RecordKind`, so the compiler, not a null channel, says which endpoint, body and answer table
+/// apply. Stored (and handed to JS) as `StoredRecord`, the `v1` format.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "RecordWire")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(type = "AsyncJobRecord | TaskRecord")
+)]
 pub struct JobRecord {
     /// The job's id, or the task's uuid (a [`TaskId`]).
     pub job_id: JobId,
@@ -315,21 +353,57 @@ pub enum RecordKind {
 /// order (the `v1` format). A task has `channel_id: null`, no errors and no result URL; a
 /// guest's record carries `guest_key`; a task its `tab_ids`. Both are left out when empty, so a
 /// user's job record is written exactly as before tasks and guests had them.
+///
+/// Its TypeScript declaration, `JobRecordFields`, is what both kinds have; `AsyncJobRecord` and
+/// `TaskRecord` narrow it by kind.
 #[derive(Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "JobRecordFields", missing_as_null)
+)]
 struct StoredRecord<'a> {
+    /// The job's channel; `null` for a task.
     channel_id: Option<&'a ChannelId>,
+    /// The job's id, or the task's uuid.
     job_id: &'a JobId,
+    /// The creator's user id as a string; `null` for guest and anonymous sessions.
     user_id: &'a Option<UserId>,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "JobStatus | TaskStatus"))]
     status: &'static str,
+    /// Superset's `errors` of the job, as they came; empty for a task.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "AsyncJobError[]"))]
     errors: &'a [Value],
+    /// Where the job's result is; `null` for a task.
     result_url: Option<&'a String>,
+    /// When the job was first recorded, in ms since the epoch.
     created_at: u64,
+    /// When the record last changed, in ms since the epoch.
     updated_at: u64,
+    /// A guest's record: the guest key the session signed in with.
     #[serde(skip_serializing_if = "Option::is_none")]
     guest_key: Option<&'a GuestKey>,
+    /// A task's: the `tab_id`s of this browser's tabs that recorded it.
     #[serde(skip_serializing_if = "is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     tab_ids: &'a [TabId],
 }
+
+/// A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
+/// them.
+#[cfg(target_arch = "wasm32")]
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "JobRecordFields & { channel_id: ChannelId; status: JobStatus; tab_ids?: undefined }"
+)]
+pub struct AsyncJobRecord;
+
+/// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
+/// task's uuid as `job_id`, and the `tab_id`s of this browser's tabs that recorded it.
+#[cfg(target_arch = "wasm32")]
+#[derive(tsify::Tsify)]
+#[tsify(type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus }")]
+pub struct TaskRecord;
 
 fn is_empty(tabs: &&[TabId]) -> bool {
     tabs.is_empty()

@@ -35,9 +35,11 @@ pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
 
 const PLACEHOLDER: &str = "{job_id}";
 
-/// Where the guard keeps its data.
+/// Where the guard keeps its data: `"local"` (default), shared by the origin's tabs, or
+/// `"memory"`, this guard only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub enum StorageKind {
     /// `localStorage`, shared by the origin's tabs.
     Local,
@@ -79,31 +81,80 @@ impl Default for GuardOptions {
     }
 }
 
-/// The options as the app writes them. `null` reads as absent; unknown options are refused
-/// ([`KEYS`]).
+/// The options as the app writes them (`new JobGuard(options)`), every one optional. `null`
+/// reads as absent; unknown options are refused (`KEYS`). Each field's TypeScript type is
+/// the one its rule takes (a `Field` tells a missing option from one of the wrong type).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-struct OptionsWire {
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "GuardOptions")
+)]
+pub struct OptionsWire {
+    /// Prefix of every storage key. Default `"superset-job-guard"`; no `:`.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
     namespace: Field<Option<String>>,
+    /// Records older than this are dropped. Default 3600 (Superset's JWT expiration).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     ttl_seconds: Field<Option<f64>>,
+    /// Most records kept; terminal ones are evicted first, then the oldest. Default 200.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     max_jobs: Field<Option<f64>>,
+    /// `"local"` (default): shared by the origin's tabs. `"memory"`: this guard only.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "StorageKind"))]
     storage: Field<Option<StorageKind>>,
+    /// The cancel endpoint; `{job_id}` becomes the URL-encoded job (or task) id. Default
+    /// `"/api/v1/async_event/{job_id}/cancel"`, or `"/api/v1/task/{job_id}/cancel"` with
+    /// `contract: "task"`.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
     cancel_url: Field<Option<String>>,
+    /// Extra headers for the cancel request, e.g. `{ "X-CSRFToken": token }` for real Superset.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, string>"))]
     headers: Field<Option<AnyJson>>,
+    /// Retries of transient failures. `attempts` counts every request, the first included.
+    /// Defaults 3, 200, 5000.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "RetryOptions"))]
     retry: Field<Option<RetryWire>>,
+    /// The server contract. Default `"async_event"`.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Contract"))]
     contract: Field<Option<Contract>>,
+    /// Task contract: this tab's `tab_id`, as the app sends it with its queries (kept in
+    /// sessionStorage, it survives a reload). A cancel carries the tab id this tab recorded
+    /// the task with; after a reload, this one if the record lists it.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "TabId"))]
     tab_id: Field<Option<TabId>>,
+    /// How long one request of a cancel may take, its body included, in ms (1 to 600000). A
+    /// request that takes longer is a failure that is retried. Default 10000.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     timeout_ms: Field<Option<f64>>,
-    /// A function, which the browser shell takes out before the rest is read here.
+    /// The fetch to send the cancel with. Default: the page's `fetch` at call time. (A
+    /// function, which the browser shell takes out before the rest is read here.)
     #[allow(dead_code)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "(input: RequestInfo | URL, init?: RequestInit) => Promise<Response>")
+    )]
     fetch: Option<IgnoredAny>,
 }
 
+/// Retries of transient failures (`GuardOptions.retry`).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-struct RetryWire {
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "RetryOptions")
+)]
+pub struct RetryWire {
+    /// Every request counts, the first included. Default 3.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     attempts: Field<Option<f64>>,
+    /// Default 200.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     base_delay_ms: Field<Option<f64>>,
+    /// Default 5000.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     max_delay_ms: Field<Option<f64>>,
 }
 

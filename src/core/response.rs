@@ -37,9 +37,11 @@ use super::error::GuardError;
 use super::model::TaskStatus;
 use super::wire::AnyJson;
 
-/// The server contract the guard speaks.
+/// The server contract: `"async_event"` (PR #42305's endpoint) or `"task"` (today's task
+/// framework).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub enum Contract {
     /// `POST /api/v1/async_event/<job_id>/cancel` (Superset between PR #42305 and #43407).
     #[default]
@@ -61,9 +63,15 @@ impl Contract {
     }
 }
 
-/// How a cancel ended, as the app sees it; it crosses as its name ([`as_str`](Self::as_str)).
+/// How a cancel ended. It crosses as its name ([`as_str`](Self::as_str)); `rename_all` names
+/// the variants the same way for its TypeScript declaration (types-agree checks every one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str")]
+#[serde(into = "&'static str", rename_all = "snake_case")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "CancelOutcomeKind")
+)]
 pub enum Outcome {
     Cancelled,
     Left,
@@ -78,6 +86,19 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 10] = [
+        Outcome::Cancelled,
+        Outcome::Left,
+        Outcome::NotJobOwner,
+        Outcome::NotFound,
+        Outcome::AlreadyFinished,
+        Outcome::Unsupported,
+        Outcome::Unauthenticated,
+        Outcome::Refused,
+        Outcome::Failed,
+        Outcome::Aborted,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Cancelled => "cancelled",
@@ -186,10 +207,17 @@ pub fn read_status(text: &str) -> Option<TaskStatus> {
 /// The meaning of one answer: the outcome, a message to show a person, whether a later attempt
 /// could succeed, and for the task contract's 200 the `action` the server took.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "CancelClassification")
+)]
 pub struct Classification {
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "CancelOutcomeKind"))]
     pub outcome: Outcome,
     pub message: String,
     pub retryable: bool,
+    /// The task contract's 200: what the server did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 /// Stored values removed, by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Removed {
     /// Not JSON, wrong types, missing fields.
     pub unreadable: u32,
@@ -26,8 +27,14 @@ pub struct Removed {
     pub evicted_over_limit: u32,
 }
 
+/// What the guard removed from storage, by reason, and what it kept in memory (`guard.stats()`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(rename = "GuardStats")
+)]
 pub struct StoreStats {
     pub removed: Removed,
     /// Writes the storage refused that were kept in this tab's memory instead.

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 use serde_wasm_bindgen::{Deserializer, Serializer};
+use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::GuardError;
@@ -68,4 +69,12 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
                 .serialize_maps_as_objects(true),
         )
         .map_err(|e| GuardError::Internal(e.to_string()).into())
+}
+
+/// A Rust value as the JS value of the TypeScript type `T` declares (`T` is the type whose
+/// declaration says what `value` serializes to; `tests/package/types-agree.test.mjs` checks
+/// they agree).
+#[inline]
+pub fn to_ts<T: Tsify>(value: &(impl Serialize + ?Sized)) -> Result<Ts<T>, JsValue> {
+    to_js(value).map(Ts::new_unchecked)
 }

@@ -4,6 +4,27 @@ use wasm_bindgen::JsValue;
 
 use crate::core::error::GuardError;
 
+// The JS shape of the errors `From<GuardError> for JsValue` builds. `GuardErrorCode` lists
+// `GuardError::code()`'s names: tests/package/types-agree.test.mjs checks each of them.
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const GUARD_ERROR_TS: &'static str = r#"
+/** The `code` of an error thrown by the guard. */
+export type GuardErrorCode =
+  | "invalid_options"
+  | "invalid_session"
+  | "invalid_job"
+  | "no_session"
+  | "not_job_owner"
+  | "internal"
+  | "freed";
+
+/** Every error the guard throws is an `Error` of this shape. */
+export interface GuardError extends Error {
+  name: "GuardError";
+  code: GuardErrorCode;
+}
+"#;
+
 /// The `name` of every error the guard throws.
 pub const GUARD_ERROR_NAME: &str = "GuardError";
 

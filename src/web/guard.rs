@@ -7,24 +7,30 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use serde_wasm_bindgen::Deserializer;
+use tsify::Ts;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, plain, to_js, Plain};
+use super::boundary::{from_js, plain, to_js, to_ts, Plain};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
 use super::tabs::{Change, Listeners, Source, TabHost, TabSync};
+use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
-use crate::core::model::JobMetadata;
+use crate::core::fallback::StorageStatus;
+use crate::core::model::{AsyncEvent, AsyncJobRecord, JobMetadata};
 use crate::core::options::{GuardOptions, StorageKind};
-use crate::core::response::{classify, Contract, Reply, MAX_BODY_CHARS};
-use crate::core::session::Session;
+use crate::core::response::{classify, Classification, Contract, Reply, MAX_BODY_CHARS};
+use crate::core::session::{Session, SessionInput};
+use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
-use crate::core::task::{StatusChange, Submission};
+use crate::core::task::{
+    StatusChange, Submission, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
+};
 
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]
@@ -42,9 +48,18 @@ fn function(value: JsValue, method: &str) -> Result<js_sys::Function, JsValue> {
     })
 }
 
-/// `{ purged }`: what `login` and `logout` return.
-#[derive(Serialize)]
-struct PurgeResult {
+/// What `cancel` takes besides the job id (read in `cancel`: only a real `AbortSignal` counts).
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct CancelOptions {
+    /// Aborting it ends the cancel as `aborted`; no further request is sent.
+    #[tsify(optional, type = "AbortSignal")]
+    signal: (),
+}
+
+/// How many job records an operation removed: what `login` and `logout` return.
+#[derive(Serialize, tsify::Tsify)]
+pub struct PurgeResult {
     purged: usize,
 }
 
@@ -137,15 +152,14 @@ impl JobGuard {
     }
 
     /// Where the guard keeps its data: `{ kind: "local" | "memory" | "degraded", reason }`.
-    #[wasm_bindgen(getter, unchecked_return_type = "StorageStatus")]
-    pub fn storage(&self) -> Result<JsValue, JsValue> {
-        self.with(|g| to_js(&g.store.storage_status()))
+    #[wasm_bindgen(getter)]
+    pub fn storage(&self) -> Result<Ts<StorageStatus>, JsValue> {
+        self.with(|g| to_ts::<StorageStatus>(&g.store.storage_status()))
     }
 
     /// What the guard removed from storage or kept in memory, by reason.
-    #[wasm_bindgen(unchecked_return_type = "GuardStats")]
-    pub fn stats(&self) -> Result<JsValue, JsValue> {
-        self.with(|g| to_js(&g.store.stats()))
+    pub fn stats(&self) -> Result<Ts<StoreStats>, JsValue> {
+        self.with(|g| to_ts::<StoreStats>(&g.store.stats()))
     }
 
     /// Calls `callback({ type })` when another tab signs out (`"logout"`), signs in as someone
@@ -188,12 +202,8 @@ impl JobGuard {
 
     /// Signs a session in. A different user than the stored session's purges every record
     /// first. Returns how many records were removed.
-    #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
-    pub fn login(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "SessionInput")] session: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let session = plain(&session, None, GuardError::InvalidSession)?.value;
+    pub fn login(&self, session: Ts<SessionInput>) -> Result<Ts<PurgeResult>, JsValue> {
+        let session = plain(&session.into(), None, GuardError::InvalidSession)?.value;
         let session = Session::login_with(|| Deserializer::from(session.clone()))?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
@@ -220,7 +230,7 @@ impl JobGuard {
             // The same user with a new channel (and maybe fewer records).
             self.changed(Change::JobsChanged);
         }
-        to_js(&PurgeResult {
+        to_ts::<PurgeResult>(&PurgeResult {
             purged: signed.purged,
         })
     }
@@ -228,8 +238,7 @@ impl JobGuard {
     /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
     /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
     /// announces nothing.
-    #[wasm_bindgen(unchecked_return_type = "PurgeResult")]
-    pub fn logout(&self) -> Result<JsValue, JsValue> {
+    pub fn logout(&self) -> Result<Ts<PurgeResult>, JsValue> {
         let (purged, removed, in_flight) = self.with(|g| {
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
@@ -245,7 +254,7 @@ impl JobGuard {
         if removed {
             self.changed(Change::Logout);
         }
-        to_js(&PurgeResult { purged })
+        to_ts::<PurgeResult>(&PurgeResult { purged })
     }
 
     /// The stored session (shared by the origin's tabs), or `null`.
@@ -256,16 +265,13 @@ impl JobGuard {
 
     /// Records the metadata Superset's create call returned. Throws `invalid_job`,
     /// `no_session` or `not_job_owner`.
-    #[wasm_bindgen(js_name = recordJob, unchecked_return_type = "AsyncJobRecord")]
-    pub fn record_job(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "JobMetadata")] meta: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = recordJob)]
+    pub fn record_job(&self, meta: Ts<JobMetadata>) -> Result<Ts<AsyncJobRecord>, JsValue> {
         let meta = from_js(
-            plain(&meta, None, GuardError::InvalidJob)?.value,
+            plain(&meta.into(), None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
-        let record = self.with(|g| to_js(&g.store.record_job(meta)?))?;
+        let record = self.with(|g| to_ts::<AsyncJobRecord>(&g.store.record_job(meta)?))?;
         self.changed(Change::JobsChanged);
         Ok(record)
     }
@@ -274,12 +280,9 @@ impl JobGuard {
     /// the session's, or the event's status is one this guard does not know (skipped, counted
     /// in `stats()`). Throws `invalid_job` for a malformed event.
     #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "AsyncJobRecord | null")]
-    pub fn apply_event(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "AsyncEvent")] event: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    pub fn apply_event(&self, event: Ts<AsyncEvent>) -> Result<JsValue, JsValue> {
         let event = from_js(
-            plain(&event, None, GuardError::InvalidJob)?.value,
+            plain(&event.into(), None, GuardError::InvalidJob)?.value,
             JobMetadata::read_event,
         )?;
         let record = self.with(|g| match event {
@@ -299,12 +302,9 @@ impl JobGuard {
     /// `{ task_ids, cursor, tab_id? }` or SQL Lab's `{ async_job: { task_id, cursor, tab_id? } }`),
     /// owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
     #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "TaskRecord[]")]
-    pub fn record_tasks(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskSubmission")] body: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    pub fn record_tasks(&self, body: Ts<TaskSubmission>) -> Result<JsValue, JsValue> {
         let submission = from_js(
-            plain(&body, None, GuardError::InvalidJob)?.value,
+            plain(&body.into(), None, GuardError::InvalidJob)?.value,
             Submission::read,
         )?;
         let records = self.with(|g| to_js(&g.store.record_tasks(submission)?))?;
@@ -316,12 +316,9 @@ impl JobGuard {
     /// record if it changed, else `null` (a status this guard does not know is skipped and
     /// counted in `stats()`). Throws `invalid_job` for a malformed message.
     #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
-    pub fn apply_task_status(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskStatusMessage")] message: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    pub fn apply_task_status(&self, message: Ts<TaskStatusMessage>) -> Result<JsValue, JsValue> {
         let change = from_js(
-            plain(&message, None, GuardError::InvalidJob)?.value,
+            plain(&message.into(), None, GuardError::InvalidJob)?.value,
             StatusChange::read,
         )?;
         let record = self.with(|g| Ok(g.store.apply_task_statuses(vec![change]).pop()))?;
@@ -336,12 +333,9 @@ impl JobGuard {
     /// know is skipped (counted in `stats()`); a malformed answer throws `invalid_job` (nothing
     /// applied).
     #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
-    pub fn apply_status_changes(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskStatusChanges")] body: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    pub fn apply_status_changes(&self, body: Ts<TaskStatusChanges>) -> Result<JsValue, JsValue> {
         let changes = from_js(
-            plain(&body, None, GuardError::InvalidJob)?.value,
+            plain(&body.into(), None, GuardError::InvalidJob)?.value,
             StatusChange::read_all,
         )?;
         let records = self.with(|g| Ok(g.store.apply_task_statuses(changes)))?;
@@ -368,14 +362,14 @@ impl JobGuard {
     }
 
     /// May this session cancel the job? Decided locally; nothing is sent.
-    #[wasm_bindgen(js_name = checkCancel, unchecked_return_type = "CancelCheck")]
+    #[wasm_bindgen(js_name = checkCancel)]
     pub fn check_cancel(
         &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    ) -> Result<Ts<CheckWire<'static>>, JsValue> {
         // A non-string id cannot name a stored job: it is an unknown job.
         self.with(|g| {
-            to_js(
+            to_ts::<CheckWire>(
                 &g.store
                     .check_cancel(&job_id.as_string().unwrap_or_default()),
             )
@@ -420,15 +414,12 @@ pub fn is_guard_error(#[wasm_bindgen(unchecked_param_type = "unknown")] error: &
 /// send the request through their own client. `contract` is `"async_event"` (the default) or
 /// `"task"`; `body` is the answer's parsed JSON, or its text (an HTML page is not JSON: a 404
 /// with one is `unsupported`); without it a 404 counts as the endpoint's own answer.
-#[wasm_bindgen(
-    js_name = classifyCancelResponse,
-    unchecked_return_type = "CancelClassification"
-)]
+#[wasm_bindgen(js_name = classifyCancelResponse)]
 pub fn classify_cancel_response(
     #[wasm_bindgen(js_name = httpStatus, unchecked_param_type = "number")] http_status: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Contract")] contract: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "unknown")] body: JsValue,
-) -> Result<JsValue, JsValue> {
+) -> Result<Ts<Classification>, JsValue> {
     // A whole number from 0 to 999; anything else (not a number: a BigInt, a Symbol, ...) reads
     // as 0, a failure that is not retried. Taken as any value: a number parameter would make
     // wasm-bindgen's glue throw a TypeError for a Symbol or a BigInt.
@@ -456,5 +447,5 @@ pub fn classify_cancel_response(
             Err(_) => Reply::NotJson,
         }
     };
-    to_js(&classify(status, contract, &reply))
+    to_ts::<Classification>(&classify(status, contract, &reply))
 }

@@ -10,7 +10,9 @@
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
 //! - `dom`: catching bindings of the platform calls web-sys does not catch
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
-//! - `types`: the TypeScript types the package ships
+//!
+//! The TypeScript types the package ships come from the Rust types (`#[derive(tsify::Tsify)]`
+//! on the models in `core`, a few JS-only shapes here); exports take and return `Ts<T>`.
 
 /// Talc instead of Rust's default wasm allocator (dlmalloc): fewer bytes in the module and
 /// faster allocation. Single-threaded wasm only, which is what the package builds. The
@@ -30,6 +32,5 @@ mod random;
 mod state;
 mod storage;
 mod tabs;
-mod types;
 
 pub use guard::{classify_cancel_response, is_guard_error, JobGuard};

@@ -35,8 +35,18 @@ extern "C" {
     fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
 }
 
+/// A change to the session or its records, as `subscribe` and `onChange` (which hears
+/// `other_tab` only) hand it to their listeners, frozen: `jobs_changed` also when the same
+/// user's session took a new channel.
+#[derive(tsify::Tsify)]
+#[allow(dead_code)] // a type for TypeScript only: `Listeners::notify` builds the objects
+#[tsify(type = "{ readonly type: GuardChangeType; readonly source: GuardChangeSource }")]
+pub struct GuardChange;
+
 /// What changed: a sign-out, another user (or guest), or the session's records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, tsify::Tsify)]
+#[serde(rename_all = "snake_case")]
+#[tsify(rename = "GuardChangeType")]
 pub enum Change {
     Logout,
     UserChanged,
@@ -62,8 +72,10 @@ impl Change {
     }
 }
 
-/// Where a change was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a change was made: `"local"`, by this guard; `"other_tab"`, by another tab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, tsify::Tsify)]
+#[serde(rename_all = "snake_case")]
+#[tsify(rename = "GuardChangeSource")]
 pub enum Source {
     /// By this guard (this tab).
     Local,

@@ -3,20 +3,50 @@
 
 use serde_json::Value;
 use superset_job_guard::web::is_guard_error;
+use tsify::{Ts, Tsify};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+
+/// A value an export returned: a `JsValue`, or a `Ts<T>`.
+pub trait AsJs {
+    fn as_js(&self) -> JsValue;
+}
+
+impl AsJs for JsValue {
+    fn as_js(&self) -> JsValue {
+        self.clone()
+    }
+}
+
+impl AsJs for js_sys::Array {
+    fn as_js(&self) -> JsValue {
+        self.into()
+    }
+}
+
+impl<T: Tsify> AsJs for Ts<T> {
+    fn as_js(&self) -> JsValue {
+        self.js_value()
+    }
+}
 
 /// A JSON value as a plain JS value.
 pub fn js(value: Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).unwrap()
 }
 
+/// A JS value as an export's typed argument, unchecked, as JS would pass it.
+pub fn ts<T: Tsify>(value: impl Into<JsValue>) -> Ts<T> {
+    Ts::new_unchecked(value.into())
+}
+
 /// A plain JS value as JSON (`undefined` as `null`), to compare with `json!`.
-pub fn rust(value: &JsValue) -> Value {
+pub fn rust(value: &impl AsJs) -> Value {
+    let value = value.as_js();
     if value.is_undefined() {
         return Value::Null;
     }
-    serde_json::from_str(&String::from(js_sys::JSON::stringify(value).unwrap())).unwrap()
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(&value).unwrap())).unwrap()
 }
 
 pub fn storage() -> web_sys::Storage {
