@@ -548,7 +548,7 @@ async fn ids_that_would_leave_the_path_or_alias_another_job_send_nothing() {
     ] {
         let meta = js(json!({"channel_id": "chan-1", "user_id": "1", "status": "running"}));
         js_sys::Reflect::set(&meta, &"job_id".into(), &id).unwrap();
-        assert_guard_error(g.record_job(ts(meta)).unwrap_err(), "invalid_job");
+        assert_guard_error(g.record_job(ts(meta)).thrown(), "invalid_job");
         let out = rust(
             &JsFuture::from(g.cancel(id, JsValue::UNDEFINED))
                 .await
@@ -817,12 +817,12 @@ fn status_changes_update_the_sessions_tasks() {
     assert_eq!(changed[0]["status"], "success");
     assert_guard_error(
         g.apply_status_changes(ts(js(json!({"statuses": {TASK: {"status": 5}}}))))
-            .unwrap_err(),
+            .thrown(),
         "invalid_job",
     );
     assert_guard_error(
         g.record_tasks(ts(js(json!({"task_ids": [TASK, "not-a-uuid"]}))))
-            .unwrap_err(),
+            .thrown(),
         "invalid_job",
     );
     assert_eq!(

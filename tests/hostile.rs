@@ -81,7 +81,7 @@ fn exercise(g: &JobGuard) {
             json!({"channel_id": "c", "job_id": "b", "user_id": "2",
         "status": "running"}),
         )))
-        .unwrap_err(),
+        .thrown(),
         "not_job_owner",
     );
     assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 1 }));
@@ -398,7 +398,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         let meta = js(json!({"channel_id": "c", "job_id": "deep", "user_id": "1",
             "status": "error", "result_url": null}));
         js_sys::Reflect::set(&meta, &"errors".into(), &errors).unwrap();
-        let refused = g.record_job(ts(meta.clone())).unwrap_err();
+        let refused = g.record_job(ts(meta.clone())).thrown();
         let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
         // Past the guard's own limit, or (in a browser whose stack is smaller than 100,000
         // levels) too deep even to copy.
@@ -406,7 +406,7 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         let too_deep_to_copy = message.starts_with("Invalid job: cannot read the value");
         assert!(past_the_limit || (!copied && too_deep_to_copy), "{message}");
         assert_guard_error(refused, "invalid_job");
-        assert_guard_error(g.apply_event(ts(meta)).unwrap_err(), "invalid_job");
+        assert_guard_error(g.apply_event(ts(meta)).thrown(), "invalid_job");
         let options = js(json!({ "namespace": "h-deep-2" }));
         js_sys::Reflect::set(&options, &"headers".into(), &bad).unwrap();
         assert_guard_error(JobGuard::new(options).err().unwrap(), "invalid_options");
@@ -458,14 +458,14 @@ fn nan_and_infinite_user_ids_are_refused_not_guests() {
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let login = js_sys::Object::new();
         js_sys::Reflect::set(&login, &"userId".into(), &bad.into()).unwrap();
-        assert_guard_error(g.login(ts(login)).unwrap_err(), "invalid_session");
+        assert_guard_error(g.login(ts(login)).thrown(), "invalid_session");
         assert!(rust(&g.session().unwrap()).is_null(), "no guest session");
     }
     g.login(ts(js(json!({ "userId": null, "channelId": "guest-1" }))))
         .unwrap();
     let meta = js(json!({"channel_id": "guest-1", "job_id": "j", "status": "running"}));
     js_sys::Reflect::set(&meta, &"user_id".into(), &f64::NAN.into()).unwrap();
-    assert_guard_error(g.record_job(ts(meta)).unwrap_err(), "invalid_job");
+    assert_guard_error(g.record_job(ts(meta)).thrown(), "invalid_job");
     g.logout().unwrap();
 }
 
@@ -518,9 +518,9 @@ fn arguments_whose_getters_or_proxy_traps_throw_are_guard_errors() {
     );
     let proxy = make(r#"return new Proxy({}, { get() { throw 7; }, ownKeys() { throw 8; } });"#);
     for bad in [getter, proxy] {
-        assert_guard_error(g.record_job(ts(bad.clone())).unwrap_err(), "invalid_job");
-        assert_guard_error(g.apply_event(ts(bad.clone())).unwrap_err(), "invalid_job");
-        assert_guard_error(g.login(ts(bad.clone())).unwrap_err(), "invalid_session");
+        assert_guard_error(g.record_job(ts(bad.clone())).thrown(), "invalid_job");
+        assert_guard_error(g.apply_event(ts(bad.clone())).thrown(), "invalid_job");
+        assert_guard_error(g.login(ts(bad.clone())).thrown(), "invalid_session");
         assert_guard_error(JobGuard::new(bad).err().unwrap(), "invalid_options");
     }
     // Nothing was left borrowed: every call goes on.
@@ -665,8 +665,7 @@ fn another_tabs_storage_changes_reach_on_change() {
     dispatch("h-events:v1:session".into(), alice, JsValue::NULL);
     assert_eq!(seen.length(), 3, "unsubscribed");
     assert_guard_error(
-        g.on_change(JsValue::from_str("not a function"))
-            .unwrap_err(),
+        g.on_change(JsValue::from_str("not a function")).thrown(),
         "invalid_options",
     );
     g.logout().unwrap();
@@ -1164,7 +1163,7 @@ fn reactive_state_is_read_as_the_plain_data_it_shows() {
     )
     .call0(&JsValue::NULL)
     .unwrap();
-    assert_guard_error(g.record_job(ts(cyclic)).unwrap_err(), "invalid_job");
+    assert_guard_error(g.record_job(ts(cyclic)).thrown(), "invalid_job");
     assert_eq!(
         rust(&g.check_cancel("job-1".into()).unwrap())["allowed"],
         true

@@ -126,7 +126,7 @@ fn misuse_throws_guard_errors_with_codes() {
     let mut g = guard(&ns);
     let no_session = g
         .record_job(ts(meta("j", json!("1"), "c", "pending")))
-        .unwrap_err();
+        .thrown();
     assert!(error_message(&no_session).contains("login"));
     assert_guard_error(no_session, "no_session");
     for bad in [
@@ -135,7 +135,7 @@ fn misuse_throws_guard_errors_with_codes() {
         json!({"userId": true}),
         json!({"userId": 1, "channelId": 5}),
     ] {
-        assert_guard_error(g.login(ts(js(bad))).unwrap_err(), "invalid_session");
+        assert_guard_error(g.login(ts(js(bad))).thrown(), "invalid_session");
     }
     login(&mut g, json!("1"));
     for bad in [
@@ -144,14 +144,11 @@ fn misuse_throws_guard_errors_with_codes() {
         json!({"channel_id": "c", "job_id": "", "user_id": "1", "status": "pending"}),
         json!(42),
     ] {
-        assert_guard_error(g.record_job(ts(js(bad))).unwrap_err(), "invalid_job");
+        assert_guard_error(g.record_job(ts(js(bad))).thrown(), "invalid_job");
     }
+    assert_guard_error(g.record_job(ts(JsValue::UNDEFINED)).thrown(), "invalid_job");
     assert_guard_error(
-        g.record_job(ts(JsValue::UNDEFINED)).unwrap_err(),
-        "invalid_job",
-    );
-    assert_guard_error(
-        g.apply_event(ts(js(json!({"job_id": 1})))).unwrap_err(),
+        g.apply_event(ts(js(json!({"job_id": 1})))).thrown(),
         "invalid_job",
     );
     assert!(!is_guard_error(&js_sys::Error::new("plain").into()));
@@ -166,12 +163,12 @@ fn refuses_to_store_another_users_job() {
     login(&mut g, json!(1));
     let err = g
         .record_job(ts(meta("b-job", json!("2"), "c", "pending")))
-        .unwrap_err();
+        .thrown();
     assert!(error_message(&err).starts_with("Not job owner"));
     assert_guard_error(err, "not_job_owner");
     assert_guard_error(
         g.record_job(ts(meta("guest-job", Value::Null, "c", "pending")))
-            .unwrap_err(),
+            .thrown(),
         "not_job_owner",
     );
     assert_eq!(keys_of(&ns), [format!("{ns}:v1:session")]);
@@ -518,7 +515,7 @@ fn two_tabs_share_one_session_and_honour_each_others_logout() {
     assert_eq!(rust(&two.session().unwrap()), Value::Null);
     assert_guard_error(
         two.record_job(ts(meta("late", json!("1"), "c", "running")))
-            .unwrap_err(),
+            .thrown(),
         "no_session",
     );
 }
@@ -535,7 +532,7 @@ fn a_user_switch_in_another_tab_is_honoured_at_once() {
     assert_eq!(rust(&one.session().unwrap())["userId"], "2");
     assert_guard_error(
         one.record_job(ts(meta("a2", json!("1"), "c", "running")))
-            .unwrap_err(),
+            .thrown(),
         "not_job_owner",
     );
     two.logout().unwrap();
@@ -656,9 +653,6 @@ fn subscribe_hears_this_tabs_changes_and_survives_its_listeners() {
         "2",
         "the guard goes on"
     );
-    assert_guard_error(
-        g.subscribe(JsValue::from(3)).unwrap_err(),
-        "invalid_options",
-    );
+    assert_guard_error(g.subscribe(JsValue::from(3)).thrown(), "invalid_options");
     g.logout().unwrap();
 }

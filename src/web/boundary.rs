@@ -10,8 +10,9 @@
 
 use serde::Serialize;
 use serde_wasm_bindgen::{Deserializer, Serializer};
-use tsify::{Ts, Tsify};
+use tsify::Tsify;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
@@ -71,10 +72,14 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
         .map_err(|e| GuardError::Internal(e.to_string()).into())
 }
 
-/// A Rust value as the JS value of the TypeScript type `T` declares (`T` is the type whose
-/// declaration says what `value` serializes to; `tests/package/types-agree.test.mjs` checks
-/// they agree).
+/// The JS value of a Rust model's TypeScript type: what tsify's `Ts<T>` wraps. Exports take and
+/// return it, so the `.d.ts` names the type `T`'s declaration says. (Not `Ts<T>` itself: it hands
+/// its value out only as a clone, a second JS handle made and dropped on every call.)
+pub type Js<T> = <T as Tsify>::JsType;
+
+/// A Rust value as the JS value of `T`'s TypeScript type (`T` is the model whose declaration
+/// says what `value` serializes to; `tests/package/types-agree.test.mjs` checks they agree).
 #[inline]
-pub fn to_ts<T: Tsify>(value: &(impl Serialize + ?Sized)) -> Result<Ts<T>, JsValue> {
-    to_js(value).map(Ts::new_unchecked)
+pub fn to_ts<T: Tsify>(value: &(impl Serialize + ?Sized)) -> Result<Js<T>, JsValue> {
+    to_js(value).map(JsCast::unchecked_into)
 }

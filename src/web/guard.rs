@@ -7,11 +7,10 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use serde_wasm_bindgen::Deserializer;
-use tsify::Ts;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, plain, to_js, to_ts, Plain};
+use super::boundary::{from_js, plain, to_js, to_ts, Js, Plain};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
@@ -153,12 +152,12 @@ impl JobGuard {
 
     /// Where the guard keeps its data: `{ kind: "local" | "memory" | "degraded", reason }`.
     #[wasm_bindgen(getter)]
-    pub fn storage(&self) -> Result<Ts<StorageStatus>, JsValue> {
+    pub fn storage(&self) -> Result<Js<StorageStatus>, JsValue> {
         self.with(|g| to_ts::<StorageStatus>(&g.store.storage_status()))
     }
 
     /// What the guard removed from storage or kept in memory, by reason.
-    pub fn stats(&self) -> Result<Ts<StoreStats>, JsValue> {
+    pub fn stats(&self) -> Result<Js<StoreStats>, JsValue> {
         self.with(|g| to_ts::<StoreStats>(&g.store.stats()))
     }
 
@@ -202,8 +201,8 @@ impl JobGuard {
 
     /// Signs a session in. A different user than the stored session's purges every record
     /// first. Returns how many records were removed.
-    pub fn login(&self, session: Ts<SessionInput>) -> Result<Ts<PurgeResult>, JsValue> {
-        let session = plain(&session.into(), None, GuardError::InvalidSession)?.value;
+    pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
+        let session = plain(&session, None, GuardError::InvalidSession)?.value;
         let session = Session::login_with(|| Deserializer::from(session.clone()))?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
@@ -238,7 +237,7 @@ impl JobGuard {
     /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
     /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
     /// announces nothing.
-    pub fn logout(&self) -> Result<Ts<PurgeResult>, JsValue> {
+    pub fn logout(&self) -> Result<Js<PurgeResult>, JsValue> {
         let (purged, removed, in_flight) = self.with(|g| {
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
@@ -266,9 +265,9 @@ impl JobGuard {
     /// Records the metadata Superset's create call returned. Throws `invalid_job`,
     /// `no_session` or `not_job_owner`.
     #[wasm_bindgen(js_name = recordJob)]
-    pub fn record_job(&self, meta: Ts<JobMetadata>) -> Result<Ts<AsyncJobRecord>, JsValue> {
+    pub fn record_job(&self, meta: Js<JobMetadata>) -> Result<Js<AsyncJobRecord>, JsValue> {
         let meta = from_js(
-            plain(&meta.into(), None, GuardError::InvalidJob)?.value,
+            plain(&meta, None, GuardError::InvalidJob)?.value,
             JobMetadata::read,
         )?;
         let record = self.with(|g| to_ts::<AsyncJobRecord>(&g.store.record_job(meta)?))?;
@@ -280,9 +279,9 @@ impl JobGuard {
     /// the session's, or the event's status is one this guard does not know (skipped, counted
     /// in `stats()`). Throws `invalid_job` for a malformed event.
     #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "AsyncJobRecord | null")]
-    pub fn apply_event(&self, event: Ts<AsyncEvent>) -> Result<JsValue, JsValue> {
+    pub fn apply_event(&self, event: Js<AsyncEvent>) -> Result<JsValue, JsValue> {
         let event = from_js(
-            plain(&event.into(), None, GuardError::InvalidJob)?.value,
+            plain(&event, None, GuardError::InvalidJob)?.value,
             JobMetadata::read_event,
         )?;
         let record = self.with(|g| match event {
@@ -302,9 +301,9 @@ impl JobGuard {
     /// `{ task_ids, cursor, tab_id? }` or SQL Lab's `{ async_job: { task_id, cursor, tab_id? } }`),
     /// owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
     #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "TaskRecord[]")]
-    pub fn record_tasks(&self, body: Ts<TaskSubmission>) -> Result<JsValue, JsValue> {
+    pub fn record_tasks(&self, body: Js<TaskSubmission>) -> Result<JsValue, JsValue> {
         let submission = from_js(
-            plain(&body.into(), None, GuardError::InvalidJob)?.value,
+            plain(&body, None, GuardError::InvalidJob)?.value,
             Submission::read,
         )?;
         let records = self.with(|g| to_js(&g.store.record_tasks(submission)?))?;
@@ -316,9 +315,9 @@ impl JobGuard {
     /// record if it changed, else `null` (a status this guard does not know is skipped and
     /// counted in `stats()`). Throws `invalid_job` for a malformed message.
     #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
-    pub fn apply_task_status(&self, message: Ts<TaskStatusMessage>) -> Result<JsValue, JsValue> {
+    pub fn apply_task_status(&self, message: Js<TaskStatusMessage>) -> Result<JsValue, JsValue> {
         let change = from_js(
-            plain(&message.into(), None, GuardError::InvalidJob)?.value,
+            plain(&message, None, GuardError::InvalidJob)?.value,
             StatusChange::read,
         )?;
         let record = self.with(|g| Ok(g.store.apply_task_statuses(vec![change]).pop()))?;
@@ -333,9 +332,9 @@ impl JobGuard {
     /// know is skipped (counted in `stats()`); a malformed answer throws `invalid_job` (nothing
     /// applied).
     #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
-    pub fn apply_status_changes(&self, body: Ts<TaskStatusChanges>) -> Result<JsValue, JsValue> {
+    pub fn apply_status_changes(&self, body: Js<TaskStatusChanges>) -> Result<JsValue, JsValue> {
         let changes = from_js(
-            plain(&body.into(), None, GuardError::InvalidJob)?.value,
+            plain(&body, None, GuardError::InvalidJob)?.value,
             StatusChange::read_all,
         )?;
         let records = self.with(|g| Ok(g.store.apply_task_statuses(changes)))?;
@@ -366,7 +365,7 @@ impl JobGuard {
     pub fn check_cancel(
         &self,
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
-    ) -> Result<Ts<CheckWire<'static>>, JsValue> {
+    ) -> Result<Js<CheckWire<'static>>, JsValue> {
         // A non-string id cannot name a stored job: it is an unknown job.
         self.with(|g| {
             to_ts::<CheckWire>(
@@ -419,7 +418,7 @@ pub fn classify_cancel_response(
     #[wasm_bindgen(js_name = httpStatus, unchecked_param_type = "number")] http_status: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Contract")] contract: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "unknown")] body: JsValue,
-) -> Result<Ts<Classification>, JsValue> {
+) -> Result<Js<Classification>, JsValue> {
     // A whole number from 0 to 999; anything else (not a number: a BigInt, a Symbol, ...) reads
     // as 0, a failure that is not retried. Taken as any value: a number parameter would make
     // wasm-bindgen's glue throw a TypeError for a Symbol or a BigInt.

@@ -12,7 +12,8 @@
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //!
 //! The TypeScript types the package ships come from the Rust types (`#[derive(tsify::Tsify)]`
-//! on the models in `core`, a few JS-only shapes here); exports take and return `Ts<T>`.
+//! on the models in `core`, a few JS-only shapes here); exports take and return their JS values
+//! (`boundary::Js<T>`).
 
 /// Talc instead of Rust's default wasm allocator (dlmalloc): fewer bytes in the module and
 /// faster allocation. Single-threaded wasm only, which is what the package builds. The

@@ -3,30 +3,17 @@
 
 use serde_json::Value;
 use superset_job_guard::web::is_guard_error;
-use tsify::{Ts, Tsify};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// A value an export returned: a `JsValue`, or a `Ts<T>`.
+/// A value an export returned: a `JsValue`, or a model's typed JS value.
 pub trait AsJs {
     fn as_js(&self) -> JsValue;
 }
 
-impl AsJs for JsValue {
+impl<T: AsRef<JsValue>> AsJs for T {
     fn as_js(&self) -> JsValue {
-        self.clone()
-    }
-}
-
-impl AsJs for js_sys::Array {
-    fn as_js(&self) -> JsValue {
-        self.into()
-    }
-}
-
-impl<T: Tsify> AsJs for Ts<T> {
-    fn as_js(&self) -> JsValue {
-        self.js_value()
+        self.as_ref().clone()
     }
 }
 
@@ -36,8 +23,8 @@ pub fn js(value: Value) -> JsValue {
 }
 
 /// A JS value as an export's typed argument, unchecked, as JS would pass it.
-pub fn ts<T: Tsify>(value: impl Into<JsValue>) -> Ts<T> {
-    Ts::new_unchecked(value.into())
+pub fn ts<J: JsCast>(value: impl Into<JsValue>) -> J {
+    value.into().unchecked_into()
 }
 
 /// A plain JS value as JSON (`undefined` as `null`), to compare with `json!`.
@@ -96,4 +83,19 @@ pub async fn sleep(ms: i32) {
             .unwrap();
     });
     JsFuture::from(promise).await.unwrap();
+}
+
+/// What an export threw, for results whose success value has no `Debug` (tsify's typed JS
+/// values): `unwrap_err` for them.
+pub trait Thrown {
+    fn thrown(self) -> JsValue;
+}
+
+impl<T> Thrown for Result<T, JsValue> {
+    fn thrown(self) -> JsValue {
+        match self {
+            Ok(_) => panic!("expected the export to throw"),
+            Err(e) => e,
+        }
+    }
 }
