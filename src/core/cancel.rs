@@ -11,9 +11,9 @@ use super::ids::quote;
 use super::model::JobRecord;
 use super::session::Session;
 
-/// Why `checkCancel` refuses a cancel before any request is sent. It crosses as its name
-/// ([`as_str`](Self::as_str)); `rename_all` names the variants the same way for its TypeScript
-/// declaration (types-agree checks every one).
+/// Why `checkCancel` refuses a cancel before any request is sent.
+// It crosses as its name (`as_str`); `rename_all` names the variants the same way for its
+// TypeScript declaration (types-agree checks every one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(into = "&'static str", rename_all = "snake_case")]
 #[cfg_attr(

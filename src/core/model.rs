@@ -167,8 +167,8 @@ pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 
 /// Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
 /// (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for guests.
-/// Read through `MetadataWire` and validated, with `user_id` normalised to a string, or none
-/// for guest and anonymous users.
+// Read through `MetadataWire` and validated, with `user_id` normalised to a string, or none
+// for guest and anonymous users. (The `///` lines are the TypeScript declaration's doc too.)
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "MetadataWire")]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -312,9 +312,10 @@ impl JobMetadata {
 
 /// What the guard keeps of one job or task, a record of either kind: narrow on
 /// `channel_id === null` (a task). Who owns it, when it was recorded and last updated (ms since
-/// the epoch), a guest's record its `guest_key`; in Rust, what depends on the contract is a
-/// `RecordKind`, so the compiler, not a null channel, says which endpoint, body and answer table
-/// apply. Stored (and handed to JS) as `StoredRecord`, the `v1` format.
+/// the epoch), a guest's record its `guest_key`.
+// In Rust, what depends on the contract is a `RecordKind`, so the compiler, not a null
+// channel, says which endpoint, body and answer table apply. Stored (and handed to JS) as
+// `StoredRecord`, the `v1` format.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "RecordWire")]
 #[cfg_attr(
@@ -399,10 +400,13 @@ struct StoredRecord<'a> {
 pub struct AsyncJobRecord;
 
 /// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
-/// task's uuid as `job_id`, and the `tab_id`s of this browser's tabs that recorded it.
+/// task's uuid as `job_id`, no errors, no result URL, and the `tab_id`s of this browser's tabs
+/// that recorded it.
 #[cfg(target_arch = "wasm32")]
 #[derive(tsify::Tsify)]
-#[tsify(type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus }")]
+#[tsify(
+    type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus; result_url: null }"
+)]
 pub struct TaskRecord;
 
 fn is_empty(tabs: &&[TabId]) -> bool {

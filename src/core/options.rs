@@ -81,9 +81,10 @@ impl Default for GuardOptions {
     }
 }
 
-/// The options as the app writes them (`new JobGuard(options)`), every one optional. `null`
-/// reads as absent; unknown options are refused (`KEYS`). Each field's TypeScript type is
-/// the one its rule takes (a `Field` tells a missing option from one of the wrong type).
+/// The options of `new JobGuard(options)`, every one optional. `null` reads as absent; unknown
+/// options are refused.
+// Unknown keys are found through `KEYS`. Each field's TypeScript type is the one its rule
+// takes (a `Field` tells a missing option from one of the wrong type).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 #[cfg_attr(

@@ -63,8 +63,9 @@ impl Contract {
     }
 }
 
-/// How a cancel ended. It crosses as its name ([`as_str`](Self::as_str)); `rename_all` names
-/// the variants the same way for its TypeScript declaration (types-agree checks every one).
+/// How a cancel ended.
+// It crosses as its name (`as_str`); `rename_all` names the variants the same way for its
+// TypeScript declaration (types-agree checks every one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(into = "&'static str", rename_all = "snake_case")]
 #[cfg_attr(
@@ -217,8 +218,12 @@ pub struct Classification {
     pub outcome: Outcome,
     pub message: String,
     pub retryable: bool,
-    /// The task contract's 200: what the server did.
+    /// The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"aborted\" | \"unsubscribed\" | \"detached\" | (string & {})")
+    )]
     pub action: Option<String>,
 }
 

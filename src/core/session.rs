@@ -53,8 +53,9 @@ struct LoginWire {
 }
 
 /// Who signed in: what `login` takes. `userId` is `null` for guests (embedded dashboards) and
-/// anonymous users. (A type for TypeScript only: `LoginWire` reads it, telling a missing field
-/// from one of the wrong type.)
+/// anonymous users.
+// A type for TypeScript only: `LoginWire` reads it, telling a missing field from one of the
+// wrong type.
 #[cfg(target_arch = "wasm32")]
 #[derive(tsify::Tsify)]
 #[serde(rename_all = "camelCase")]

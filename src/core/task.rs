@@ -29,8 +29,8 @@ pub struct Submission {
 }
 
 /// A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's
-/// `{ async_job: { task_id, cursor, tab_id? } }`. (A type for TypeScript only: `SubmissionWire`
-/// reads it.)
+/// `{ async_job: { task_id, cursor, tab_id? } }`.
+// A type for TypeScript only: `SubmissionWire` reads it.
 #[cfg(target_arch = "wasm32")]
 #[derive(tsify::Tsify)]
 #[serde(untagged)]
@@ -151,8 +151,8 @@ pub struct StatusChange {
 }
 
 /// The websocket's `task.status` payload. A status this guard does not know (one a later
-/// Superset adds) is skipped, not refused. (A type for TypeScript only: `StatusWire` reads
-/// it.)
+/// Superset adds) is skipped, not refused.
+// A type for TypeScript only: `StatusWire` reads it.
 #[cfg(target_arch = "wasm32")]
 #[derive(tsify::Tsify)]
 #[allow(dead_code)]
