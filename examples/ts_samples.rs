@@ -194,27 +194,31 @@ mod native {
         s.add("StorageStatus", &private.status())?;
         s.add("GuardStats", &store.stats())?;
         // The name tables: every name Rust writes, and no TypeScript name it never writes.
-        let names = |all: &mut dyn Iterator<Item = &'static str>| all.collect::<Vec<_>>();
-        s.names(
-            "CancelOutcomeKind",
-            &names(&mut Outcome::ALL.iter().map(|o| o.as_str())),
-        )?;
-        s.names(
-            "CancelRefusalReason",
-            &names(&mut CancelRefusal::ALL.iter().map(|r| r.as_str())),
-        )?;
-        s.names(
-            "RefusalReason",
-            &names(&mut RefusalReason::ALL.iter().map(|r| r.as_str())),
-        )?;
-        s.names(
-            "JobStatus",
-            &names(&mut JobStatus::ALL.iter().map(|j| j.as_str())),
-        )?;
-        s.names(
-            "TaskStatus",
-            &names(&mut TaskStatus::ALL.iter().map(|t| t.as_str())),
-        )?;
+        let tables: [(&str, Vec<&str>); 5] = [
+            (
+                "CancelOutcomeKind",
+                Outcome::ALL.iter().map(|o| o.as_str()).collect(),
+            ),
+            (
+                "CancelRefusalReason",
+                CancelRefusal::ALL.iter().map(|r| r.as_str()).collect(),
+            ),
+            (
+                "RefusalReason",
+                RefusalReason::ALL.iter().map(|r| r.as_str()).collect(),
+            ),
+            (
+                "JobStatus",
+                JobStatus::ALL.iter().map(|j| j.as_str()).collect(),
+            ),
+            (
+                "TaskStatus",
+                TaskStatus::ALL.iter().map(|t| t.as_str()).collect(),
+            ),
+        ];
+        for (ty, all) in &tables {
+            s.names(ty, all)?;
+        }
         let codes = [
             GuardError::InvalidOptions(String::new()),
             GuardError::InvalidSession(String::new()),
@@ -228,7 +232,7 @@ mod native {
         ];
         s.names(
             "GuardErrorCode",
-            &names(&mut codes.iter().map(|e| e.code())),
+            &codes.iter().map(|e| e.code()).collect::<Vec<_>>(),
         )?;
         Ok(())
     }
