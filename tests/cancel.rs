@@ -185,7 +185,7 @@ async fn forbidden_is_not_job_owner_sent_once_and_the_record_removed() {
 
 #[wasm_bindgen_test]
 async fn not_found_removes_the_record_and_unauthenticated_keeps_it() {
-    let mock = MockFetch::new(json!([{ "status": 404 }]));
+    let mock = MockFetch::new(json!([{ "status": 404, "json": {"message": "Job not found"} }]));
     let g = guard("c-404", &mock, json!({}));
     let out = cancel(&g, "job-1").await;
     assert_eq!(
@@ -786,6 +786,13 @@ async fn an_html_404_on_the_async_event_contract_is_unsupported_and_keeps_the_jo
         )))
         .unwrap();
     assert_eq!(rust(&done)["status"], "done");
+    // A bare 404 (no Content-Type, no body: a dev server's answer to a route it does not
+    // have) is not "job not found" either: the job is kept.
+    let mock = MockFetch::new(json!([{ "status": 404 }]));
+    let g = guard("c-unsupported-bare", &mock, json!({}));
+    assert_eq!(cancel(&g, "job-1").await["outcome"], "unsupported");
+    assert_eq!(status_of(&g, "job-1"), "running");
+    g.logout().unwrap();
     // A JSON 404 is still the endpoint's own answer.
     let mock = MockFetch::new(json!([{ "status": 404, "json": {"message": "Job not found"} }]));
     let g = guard("c-unsupported-2", &mock, json!({}));

@@ -449,8 +449,9 @@ enum Read {
 /// What the answer's body says, read only where the outcome depends on it (a 2xx, a 404, a
 /// 422). An answer `fetch` reached by following a redirect is another page's. JSON is told by
 /// its `Content-Type`; a body of another type (Superset's HTML error page or login page) is
-/// not the endpoint's answer. No `Content-Type` says nothing: read as the endpoint's own
-/// answer, by status alone.
+/// not the endpoint's answer. A 404 without a `Content-Type` is not either (Superset's own
+/// 404s are JSON; a dev server's bare 404 for a route it does not have is not "job not
+/// found"): the record is kept. Otherwise no `Content-Type` says nothing: read by status alone.
 fn reply(response: &JsValue, status: u16) -> Read {
     let redirected = Reflect::get(response, &JsValue::from_str("redirected")).ok();
     if redirected.and_then(|r| r.as_bool()) == Some(true) {
@@ -460,7 +461,11 @@ fn reply(response: &JsValue, status: u16) -> Read {
         return Read::Decided(Reply::Unread);
     }
     let Some(kind) = header(response, "Content-Type") else {
-        return Read::Decided(Reply::Unread);
+        return Read::Decided(if status == 404 {
+            Reply::NotJson
+        } else {
+            Reply::Unread
+        });
     };
     let kind = kind.to_ascii_lowercase();
     if kind.starts_with("application/json") || kind.contains("+json") {
