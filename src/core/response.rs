@@ -25,11 +25,11 @@
 //! cancel then reads the task's status ([`after_status_read`]).
 //!
 //! Both: a 404 that is not JSON (Superset 6.1.0's HTML page for a route it does not have, or a
-//! dev server's bare 404 with no `Content-Type`) is `unsupported`: this server cannot cancel. A 2xx that is not the endpoint's answer is no
-//! cancel: one `fetch` reached by following a redirect (Superset sends a signed-out request to
-//! its login page) is `unauthenticated`, one whose body is not JSON `failed`. 408, 429, 500,
-//! 502, 503, 504, network errors and requests that time out are `failed` and retried; anything
-//! else is `failed`, not retried.
+//! dev server's bare 404 with no `Content-Type`) is `unsupported`: this server cannot cancel.
+//! A 2xx that is not the endpoint's answer is no cancel: one `fetch` reached by following a
+//! redirect (Superset sends a signed-out request to its login page) is `unauthenticated`, one
+//! whose body is not JSON `failed`. 408, 429, 500, 502, 503, 504, network errors and requests
+//! that time out are `failed` and retried; anything else is `failed`, not retried.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
