@@ -16,6 +16,7 @@
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
+//! - [`follow`]: following Superset's event stream: cursors, cadence, what a poll's answer means
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
@@ -26,6 +27,7 @@ pub mod clock;
 pub mod doubles;
 pub mod error;
 pub mod fallback;
+pub mod follow;
 pub mod ids;
 pub mod model;
 pub mod options;

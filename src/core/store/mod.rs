@@ -19,7 +19,7 @@ use super::fallback::{is_quota, FallbackStorage, StorageStatus};
 use super::ids::{canonical_uuid, is_valid_id, TabId};
 use super::model::{json_len, JobMetadata, JobRecord, RecordKind, TaskStatus};
 use super::options::GuardOptions;
-use super::response::Outcome;
+use super::response::{Contract, Outcome};
 use super::session::Session;
 use super::stats::StoreStats;
 use super::storage::KeyValue;
@@ -318,6 +318,19 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
         JobRecord::sort(&mut records, false);
         records
+    }
+
+    /// Whether the session has a record of `contract` that has not ended: what a poll of that
+    /// contract's stream may still change (`follow` polls only then). Without a session, none.
+    pub fn has_running(&mut self, contract: Contract) -> bool {
+        let Some(session) = self.session() else {
+            return false;
+        };
+        let task = contract == Contract::Task;
+        self.job_ids().iter().any(|id| {
+            self.load_owned(id, &session)
+                .is_some_and(|r| r.is_task() == task && !r.is_terminal())
+        })
     }
 
     /// May the session cancel `job_id` (a task's uuid in any case)? Decided from storage

@@ -1289,3 +1289,43 @@ fn forgetting_memory_drops_what_this_tab_alone_kept() {
     assert!(a.job(TA).is_some(), "what a left is forgotten too");
     assert_eq!(b.cancel_tab(TA), None, "b's own tab id is forgotten");
 }
+
+#[test]
+fn has_running_says_whether_the_session_has_a_record_of_the_contract_to_follow() {
+    use crate::core::response::Contract::{AsyncEvent, Task};
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    let mut other = tab(&shared, &clock);
+    assert!(!s.has_running(AsyncEvent) && !s.has_running(Task));
+    s.login(login(json!(1), Some("chan-1"))).unwrap();
+    assert!(!s.has_running(AsyncEvent) && !s.has_running(Task));
+    s.record_job(meta("job-a", json!("1"), "chan-1", "pending"))
+        .unwrap();
+    // Another tab of the origin sees it at once.
+    assert!(other.has_running(AsyncEvent));
+    assert!(!other.has_running(Task));
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    assert!(s.has_running(Task));
+    // Ended records leave nothing to follow.
+    s.apply_event(meta("job-a", json!("1"), "chan-1", "done"))
+        .unwrap();
+    assert!(!s.has_running(AsyncEvent));
+    assert!(s.has_running(Task));
+    s.apply_task_statuses(vec![status(TA, "aborting")]);
+    assert!(s.has_running(Task));
+    s.apply_task_statuses(vec![status(TA, "timed_out")]);
+    assert!(!other.has_running(Task));
+    // Another user's running record is not the session's to follow.
+    s.record_job(meta("job-b", json!("1"), "chan-1", "running"))
+        .unwrap();
+    assert!(other.has_running(AsyncEvent));
+    other.login(login(json!(2), Some("chan-2"))).unwrap();
+    assert!(!s.has_running(AsyncEvent));
+    other
+        .record_job(meta("job-c", json!("2"), "chan-2", "pending"))
+        .unwrap();
+    assert!(s.has_running(AsyncEvent));
+    // A logout in any tab ends it.
+    other.logout();
+    assert!(!s.has_running(AsyncEvent));
+}
