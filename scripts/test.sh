@@ -16,10 +16,10 @@ step() { printf '\n== %s\n' "$*"; }
 step "native core tests (cargo test)"
 cargo test --color never 2>&1 | tee -a "$log"
 
-step "browser tests against real localStorage: Chromium and Firefox (wasm-pack test)"
+step "browser tests against real localStorage: Chromium and Firefox (wasm-pack test), with the follow feature (tests/follow.rs)"
 wasm-pack test --headless --chrome --firefox \
   --chromedriver "$(command -v chromedriver)" --geckodriver "$(command -v geckodriver)" \
-  --mode no-install 2>&1 | tee -a "$log"
+  --mode no-install -- --features follow 2>&1 | tee -a "$log"
 
 step "package build (pkg/)"
 bash scripts/build.sh

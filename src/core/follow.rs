@@ -53,10 +53,28 @@ impl Default for FollowOptions {
     }
 }
 
+/// The options of `follow(options?)`, every one optional.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-struct FollowWire {
+#[cfg_attr(
+    all(target_arch = "wasm32", feature = "follow"),
+    derive(tsify::Tsify),
+    tsify(rename = "FollowOptions")
+)]
+pub struct FollowWire {
+    /// The wait after an answer that changed a record, in ms (100 to 600000). Default 500,
+    /// Superset's polling delay.
+    #[cfg_attr(
+        all(target_arch = "wasm32", feature = "follow"),
+        tsify(type = "number")
+    )]
     interval_ms: Field<Option<f64>>,
+    /// The longest wait, which the wait doubles up to while nothing changes, in ms
+    /// (`intervalMs` to 600000). Default 30000.
+    #[cfg_attr(
+        all(target_arch = "wasm32", feature = "follow"),
+        tsify(type = "number")
+    )]
     max_interval_ms: Field<Option<f64>>,
 }
 
@@ -294,50 +312,61 @@ pub struct EventPage {
 pub const MAX_EVENTS_PER_PAGE: usize = 1000;
 
 impl EventPage {
-    /// Reads a page (at most 64 levels deep, as every JSON from outside). A page that is not
-    /// `{ result: [...] }`, or holds more than [`MAX_EVENTS_PER_PAGE`] events, is refused
-    /// whole; a bad event in it is skipped, so one event the guard cannot read does not stop
-    /// the stream.
+    /// A page of `len` events, or why it is refused: more than [`MAX_EVENTS_PER_PAGE`].
+    pub fn with_len(len: usize) -> Result<Self, GuardError> {
+        if len > MAX_EVENTS_PER_PAGE {
+            return Err(GuardError::InvalidJob(format!(
+                "a page of {len} events; at most {MAX_EVENTS_PER_PAGE} are read"
+            )));
+        }
+        Ok(EventPage {
+            events: Vec::with_capacity(len),
+            last_id: None,
+            skipped: 0,
+        })
+    }
+
+    /// Takes the page's next event: its `id` as sent, and what reading it
+    /// ([`JobMetadata::read_event`]) gave. An event that could not be read, or has a status
+    /// this guard does not know, is skipped, so one event the guard cannot read does not stop
+    /// the stream; its id still counts (it was read).
+    pub fn push(&mut self, id: Option<&str>, event: Result<Option<JobMetadata>, GuardError>) {
+        let id = id.and_then(EventId::parse);
+        if id > self.last_id {
+            self.last_id = id;
+        }
+        match event {
+            Ok(Some(meta)) => self.events.push(meta),
+            Ok(None) | Err(_) => self.skipped += 1,
+        }
+    }
+
+    /// Reads a page from any deserializer (at most 64 levels deep, as every JSON from
+    /// outside): one that is not `{ result: [...] }`, or is too long, is refused whole. (The
+    /// browser shell reads the page's events one by one as JS values, as `applyEvent` does,
+    /// with [`with_len`](Self::with_len) and [`push`](Self::push).)
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
         #[derive(Default, Deserialize)]
         #[serde(default)]
         struct PageWire {
             result: Field<Vec<AnyJson>>,
         }
-        let invalid = |m: String| GuardError::InvalidJob(m);
-        let w: PageWire = wire::read(value, "expected { result: [event, …] }").map_err(invalid)?;
+        let w: PageWire =
+            wire::read(value, "expected { result: [event, …] }").map_err(GuardError::InvalidJob)?;
         let Field::Valid(items) = w.result else {
-            return Err(invalid(
-                "`result` must be an array of async events".to_owned(),
-            ));
+            return Err(GuardError::InvalidJob(RESULT_RULE.to_owned()));
         };
-        if items.len() > MAX_EVENTS_PER_PAGE {
-            return Err(invalid(format!(
-                "a page of {} events; at most {MAX_EVENTS_PER_PAGE} are read",
-                items.len()
-            )));
-        }
-        let mut page = EventPage {
-            events: Vec::with_capacity(items.len()),
-            last_id: None,
-            skipped: 0,
-        };
+        let mut page = Self::with_len(items.len())?;
         for AnyJson(event) in items {
-            let id = event
-                .get("id")
-                .and_then(Value::as_str)
-                .and_then(EventId::parse);
-            if id > page.last_id {
-                page.last_id = id;
-            }
-            match JobMetadata::read_event(&event) {
-                Ok(Some(meta)) => page.events.push(meta),
-                Ok(None) | Err(_) => page.skipped += 1,
-            }
+            let id = event.get("id").and_then(Value::as_str);
+            page.push(id, JobMetadata::read_event(&event));
         }
         Ok(page)
     }
 }
+
+/// What a page's `result` must be.
+pub const RESULT_RULE: &str = "`result` must be an array of async events";
 
 /// The task contract's cursor: an ISO date-time as Superset writes it
 /// (`2026-09-01T10:00:00`, perhaps with a fraction and an offset), floored to whole seconds

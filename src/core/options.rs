@@ -33,6 +33,11 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// The task framework's status endpoint, read after a task's 422.
 pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
 
+/// The async_event stream's polling endpoint (`follow`).
+pub const DEFAULT_EVENTS_URL: &str = "/api/v1/async_event/";
+/// The task framework's polling endpoint (`follow`).
+pub const DEFAULT_CHANGES_URL: &str = "/api/v1/task/status_changes";
+
 const PLACEHOLDER: &str = "{job_id}";
 
 /// Where the guard keeps its data: `"local"` (default), shared by the origin's tabs, or
@@ -262,6 +267,44 @@ impl GuardOptions {
         match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
             Some(base) => fill(&format!("{base}/status"), task_id),
             None => fill(DEFAULT_TASK_STATUS_URL, task_id),
+        }
+    }
+
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    /// The async_event stream's polling URL (`follow`), asking for the events after `last_id`:
+    /// beside the cancel URL (a template ending in `{job_id}/cancel` polls its folder), else
+    /// Superset's own `/api/v1/async_event/`.
+    pub fn events_url(&self, last_id: Option<&str>) -> String {
+        let base = self.stream_base(Contract::AsyncEvent, DEFAULT_EVENTS_URL, "");
+        match last_id {
+            Some(id) => format!("{base}?last_id={}", encode_uri_component(id)),
+            None => base,
+        }
+    }
+
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    /// The task framework's `status_changes` URL (`follow`), asking for the changes at or after
+    /// `cursor`: beside the task cancel URL, else Superset's own.
+    pub fn changes_url(&self, cursor: Option<&str>) -> String {
+        let base = self.stream_base(Contract::Task, DEFAULT_CHANGES_URL, "status_changes");
+        match cursor {
+            Some(cursor) => format!("{base}?cursor={}", encode_uri_component(cursor)),
+            None => base,
+        }
+    }
+
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    /// `contract`'s cancel template's folder (the part before `{job_id}/cancel`) with `leaf`,
+    /// or `default` for a template of another shape.
+    fn stream_base(&self, contract: Contract, default: &str, leaf: &str) -> String {
+        match self
+            .cancel_template(contract)
+            .strip_suffix("{job_id}/cancel")
+        {
+            Some(folder) if folder.ends_with('/') && !folder.contains(PLACEHOLDER) => {
+                format!("{folder}{leaf}")
+            }
+            _ => default.to_owned(),
         }
     }
 
@@ -705,5 +748,47 @@ mod tests {
         assert!(TIMEOUT_RULE.contains(&format!(" {MAX_TIMEOUT_MS}")));
         let latin1 = GuardOptions::from_json(&json!({"headers": {"X-A": "caf\u{e9} \u{ff}"}}));
         assert_eq!(latin1.unwrap().headers[0].1, "caf\u{e9} \u{ff}");
+    }
+
+    #[test]
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    fn the_stream_urls_stand_beside_the_cancel_urls() {
+        let o = |options: Value| GuardOptions::from_json(&options).unwrap();
+        let defaults = o(json!({}));
+        assert_eq!(defaults.events_url(None), "/api/v1/async_event/");
+        assert_eq!(
+            defaults.events_url(Some("1607477697866-0")),
+            "/api/v1/async_event/?last_id=1607477697866-0"
+        );
+        assert_eq!(defaults.changes_url(None), "/api/v1/task/status_changes");
+        assert_eq!(
+            defaults.changes_url(Some("2026-09-01T10:00:00+02:00")),
+            "/api/v1/task/status_changes?cursor=2026-09-01T10%3A00%3A00%2B02%3A00"
+        );
+        let prefixed = o(
+            json!({"cancelUrl": "https://bi.example/superset/api/v1/async_event/{job_id}/cancel"}),
+        );
+        assert_eq!(
+            prefixed.events_url(Some("1-0")),
+            "https://bi.example/superset/api/v1/async_event/?last_id=1-0"
+        );
+        let tasks = o(json!({"contract": "task", "cancelUrl": "/s/api/v1/task/{job_id}/cancel"}));
+        assert_eq!(tasks.changes_url(None), "/s/api/v1/task/status_changes");
+        // Templates of another shape poll Superset's own endpoints.
+        for template in [
+            "/x?id={job_id}",
+            "/cancel/{job_id}",
+            "/a{job_id}/cancel",
+            "/{job_id}/{job_id}/cancel",
+        ] {
+            let odd = o(json!({"contract": "task", "cancelUrl": template}));
+            assert_eq!(
+                odd.changes_url(None),
+                "/api/v1/task/status_changes",
+                "{template}"
+            );
+            let odd = o(json!({"cancelUrl": template}));
+            assert_eq!(odd.events_url(None), "/api/v1/async_event/", "{template}");
+        }
     }
 }

@@ -35,9 +35,9 @@ use crate::core::response::{read_status, Contract, Reply, MAX_BODY_CHARS};
 extern "C" {
     /// The global `setTimeout` (absent outside pages and workers: then nothing waits).
     #[wasm_bindgen(catch, js_name = setTimeout)]
-    fn set_timeout(callback: &Function, ms: f64) -> Result<JsValue, JsValue>;
+    pub(super) fn set_timeout(callback: &Function, ms: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_name = clearTimeout)]
-    fn clear_timeout(id: &JsValue) -> Result<(), JsValue>;
+    pub(super) fn clear_timeout(id: &JsValue) -> Result<(), JsValue>;
 }
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
@@ -178,15 +178,15 @@ async fn run(
 }
 
 /// One request: where, and its `init` (the signal is added per cancel).
-struct Request {
-    url: String,
-    init: Object,
+pub(super) struct Request {
+    pub(super) url: String,
+    pub(super) init: Object,
 }
 
 /// What sends: the app's `fetch` (or the page's at call time) and the per-attempt timeout.
-struct Sender {
-    fetch: Option<Function>,
-    timeout_ms: f64,
+pub(super) struct Sender {
+    pub(super) fetch: Option<Function>,
+    pub(super) timeout_ms: f64,
 }
 
 /// How a wait ended.
@@ -202,7 +202,7 @@ enum Waited {
 /// The cancel's requests with their abort wiring: the app's signal and the guard's (logout,
 /// a session that ended or changed) abort this cancel's own controller, whose signal the
 /// requests and the waits listen to.
-struct Requests {
+pub(super) struct Requests {
     sender: Sender,
     post: Request,
     status: Option<Request>,
@@ -212,7 +212,7 @@ struct Requests {
 }
 
 impl Requests {
-    fn new(
+    pub(super) fn new(
         sender: Sender,
         post: Request,
         status: Option<Request>,
@@ -259,7 +259,7 @@ impl Requests {
     }
 
     /// Removes the listeners this cancel added.
-    fn release(&self) {
+    pub(super) fn release(&self) {
         if let Some(abort) = &self.abort {
             for source in &self.sources {
                 let _ = source.remove_event_listener_with_callback("abort", abort);
@@ -337,6 +337,62 @@ impl Requests {
             return None;
         }
         read_status(&self.text(&response, deadline).await.ok()??)
+    }
+
+    /// Sends the first request (a poll of `follow`) once: its status, whether its body is
+    /// JSON, its `Retry-After`, and the JSON body's text when it is at most
+    /// [`MAX_BODY_CHARS`] long. `Some(Err(()))` for a network error or a timeout; `None` when
+    /// it was aborted first.
+    #[cfg(feature = "follow")]
+    pub(super) async fn get(&self) -> Option<Result<Polled, ()>> {
+        self.read(&self.post).await
+    }
+
+    /// Sends `url` a `GET` like the first request (its headers, this request's signal), once:
+    /// the text of a 2xx JSON answer (a task's status, after a fresh cursor).
+    #[cfg(feature = "follow")]
+    pub(super) async fn get_text(&self, url: &str) -> Option<String> {
+        let init = Object::assign(&Object::new(), &self.post.init);
+        let request = Request {
+            url: url.to_owned(),
+            init,
+        };
+        match self.read(&request).await? {
+            Ok(polled) if (200..=299).contains(&polled.status) && polled.json => polled.text,
+            _ => None,
+        }
+    }
+
+    #[cfg(feature = "follow")]
+    async fn read(&self, request: &Request) -> Option<Result<Polled, ()>> {
+        let (response, status, deadline) = match self.fetch(request).await? {
+            Ok(answered) => answered,
+            Err(_) => return Some(Err(())),
+        };
+        let redirected = Reflect::get(&response, &JsValue::from_str("redirected"))
+            .ok()
+            .and_then(|r| r.as_bool())
+            == Some(true);
+        let json = !redirected
+            && header(&response, "Content-Type").is_some_and(|kind| {
+                let kind = kind.to_ascii_lowercase();
+                kind.starts_with("application/json") || kind.contains("+json")
+            });
+        let text = if json && (200..=299).contains(&status) {
+            match self.text(&response, deadline).await {
+                Ok(text) => text,
+                Err(()) if self.aborted() => return None,
+                Err(()) => return Some(Err(())),
+            }
+        } else {
+            None
+        };
+        Some(Ok(Polled {
+            status,
+            json,
+            retry_after: header(&response, "Retry-After"),
+            text,
+        }))
     }
 
     /// The body's text, if it is at most [`MAX_BODY_CHARS`] long (`Ok(None)` otherwise, or if
@@ -427,6 +483,17 @@ impl Requests {
     }
 }
 
+/// A poll's answer, as far as `follow` reads it.
+#[cfg(feature = "follow")]
+pub(super) struct Polled {
+    pub(super) status: u16,
+    /// Whether its `Content-Type` is JSON (and it was not reached by a redirect).
+    pub(super) json: bool,
+    pub(super) retry_after: Option<String>,
+    /// A 2xx JSON body's text, when it was at most the body limit.
+    pub(super) text: Option<String>,
+}
+
 /// `response.headers.get(name)`, if there is one to read.
 fn header(response: &JsValue, name: &str) -> Option<String> {
     let headers = Reflect::get(response, &JsValue::from_str("headers")).ok()?;
@@ -479,7 +546,11 @@ fn reply(response: &JsValue, status: u16) -> Read {
 /// The request carries no identity of its own: Superset reads it from the `async-token`
 /// cookie (or its session). A JSON `body` (the task contract's) comes with
 /// `Content-Type: application/json`.
-fn request_init(headers: &[(String, String)], method: &str, body: Option<&str>) -> Object {
+pub(super) fn request_init(
+    headers: &[(String, String)],
+    method: &str,
+    body: Option<&str>,
+) -> Object {
     let init = Object::new();
     let set = |target: &JsValue, key: &str, value: &JsValue| {
         let _ = Reflect::set(target, &JsValue::from_str(key), value);

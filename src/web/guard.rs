@@ -85,8 +85,19 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
 /// `cancel()` still holds the state to settle its record.
 impl Drop for JobGuard {
     fn drop(&mut self) {
+        #[cfg(feature = "follow")]
+        let follow = self
+            .inner
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut i| i.follow.take());
         if let Ok(mut inner) = self.inner.try_borrow_mut() {
             inner.tabs = None;
+        }
+        // Outside the borrow: abort listeners run synchronously.
+        #[cfg(feature = "follow")]
+        if let Some(follow) = follow {
+            dom::abort(&follow);
         }
     }
 }
@@ -140,6 +151,12 @@ impl JobGuard {
             logout: None,
             tabs: None,
             cancels: Vec::new(),
+            #[cfg(feature = "follow")]
+            follow: None,
+            #[cfg(feature = "follow")]
+            follow_signed_out: false,
+            #[cfg(feature = "follow")]
+            follow_wake: None,
         }));
         let listeners = Rc::new(RefCell::new(Listeners::default()));
         let host: Rc<RefCell<dyn TabHost>> = inner.clone();
@@ -199,6 +216,22 @@ impl JobGuard {
         Listeners::notify(&self.listeners, change, Source::Local);
     }
 
+    /// Keeps the session's records current from Superset's event stream (the guard's
+    /// `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
+    /// Polls only while the session has a record that has not ended; stops on `stop()`, and
+    /// waits for the next `login` after a 401. Returns `stop`. Throws `invalid_options`.
+    #[cfg(feature = "follow")]
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn follow(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "FollowOptions")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let options = plain(&options, None, GuardError::InvalidOptions)?.value;
+        let options =
+            crate::core::follow::FollowOptions::read_with(|| Deserializer::from(options.clone()))?;
+        Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
+    }
+
     /// Signs a session in. A different user than the stored session's purges every record
     /// first. Returns how many records were removed.
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
@@ -223,6 +256,9 @@ impl JobGuard {
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }
+        // A follow that a 401 stopped resumes.
+        #[cfg(feature = "follow")]
+        super::follow::signed_in(&self.inner);
         if switched {
             self.changed(Change::UserChanged);
         } else if signed.changed {

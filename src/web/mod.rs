@@ -6,6 +6,7 @@
 //! - `state`: the guard's shared state
 //! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
 //! - `cancel`: the cancel request over `fetch`, with retries and aborts, as an async function
+//! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
 //! - `dom`: catching bindings of the platform calls web-sys does not catch
@@ -28,6 +29,8 @@ mod cancel;
 mod clock;
 mod dom;
 mod error;
+#[cfg(feature = "follow")]
+mod follow;
 mod guard;
 mod random;
 mod state;

@@ -23,6 +23,15 @@ pub struct Inner {
     pub tabs: Option<TabSync>,
     /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
     pub cancels: Vec<(String, js_sys::Promise)>,
+    /// The running `follow()`'s controller: aborting it stops it.
+    #[cfg(feature = "follow")]
+    pub follow: Option<AbortController>,
+    /// The event stream answered 401: `follow` waits for the next `login`.
+    #[cfg(feature = "follow")]
+    pub follow_signed_out: bool,
+    /// Wakes `follow` from its wait (a login after a 401).
+    #[cfg(feature = "follow")]
+    pub follow_wake: Option<js_sys::Function>,
 }
 
 impl Inner {

@@ -25,6 +25,8 @@ use wasm_bindgen::prelude::*;
 use crate::core::error::{StorageError, StorageErrorKind};
 use crate::core::storage::{KeyValue, MemoryStorage};
 use crate::core::store::JobStore;
+#[cfg(feature = "follow")]
+use crate::core::store::SUPERSET_LAST_EVENT_KEY;
 
 use super::clock::DateClock;
 use super::dom;
@@ -70,6 +72,24 @@ impl gloo_storage::Storage for PageStorage {
 fn take_failure() -> Option<StorageError> {
     let thrown = take_failure_of(&PageStorage::raw());
     (!thrown.is_undefined()).then(|| storage_error(&thrown, StorageErrorKind::Other))
+}
+
+/// Superset's own `last_async_event_id` (its frontend's cursor of the async_event stream), as
+/// that frontend reads it: the text itself, not JSON. `None` without localStorage.
+#[cfg(feature = "follow")]
+pub fn last_event_id() -> Option<String> {
+    let text = adapter()?.get_item(SUPERSET_LAST_EVENT_KEY).ok().flatten();
+    let _ = take_failure();
+    text
+}
+
+/// Writes Superset's `last_async_event_id` as its frontend does; a refusal changes nothing
+/// (the cursor stays in the follower's memory).
+#[cfg(feature = "follow")]
+pub fn set_last_event_id(id: &str) {
+    if let Some(adapter) = adapter() {
+        let _ = adapter.set_item(SUPERSET_LAST_EVENT_KEY, id);
+    }
 }
 
 /// The core's storage on `localStorage`, through gloo-storage.

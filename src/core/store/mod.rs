@@ -19,7 +19,7 @@ use super::fallback::{is_quota, FallbackStorage, StorageStatus};
 use super::ids::{canonical_uuid, is_valid_id, TabId};
 use super::model::{json_len, JobMetadata, JobRecord, RecordKind, TaskStatus};
 use super::options::GuardOptions;
-use super::response::{Contract, Outcome};
+use super::response::Outcome;
 use super::session::Session;
 use super::stats::StoreStats;
 use super::storage::KeyValue;
@@ -320,17 +320,21 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         records
     }
 
-    /// Whether the session has a record of `contract` that has not ended: what a poll of that
-    /// contract's stream may still change (`follow` polls only then). Without a session, none.
-    pub fn has_running(&mut self, contract: Contract) -> bool {
+    /// The ids of the session's records of `contract` that have not ended: what a poll of that
+    /// contract's stream may still change (`follow` polls only while there is one). Without a
+    /// session, none.
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    pub fn running(&mut self, contract: super::response::Contract) -> Vec<String> {
         let Some(session) = self.session() else {
-            return false;
+            return Vec::new();
         };
-        let task = contract == Contract::Task;
-        self.job_ids().iter().any(|id| {
+        let task = contract == super::response::Contract::Task;
+        let mut ids = self.job_ids();
+        ids.retain(|id| {
             self.load_owned(id, &session)
                 .is_some_and(|r| r.is_task() == task && !r.is_terminal())
-        })
+        });
+        ids
     }
 
     /// May the session cancel `job_id` (a task's uuid in any case)? Decided from storage

@@ -1,0 +1,342 @@
+//! Browser tests of `JobGuard.follow` (the `follow` feature) in Chromium and Firefox, against a
+//! stand-in of Superset's two event streams behind an injected `fetch`: what is polled and
+//! when, the cursors, leader election among the guards of one origin, a 401, a refused cursor.
+#![cfg(all(target_arch = "wasm32", feature = "follow"))]
+
+use serde_json::{json, Value};
+use superset_job_guard::web::JobGuard;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+mod support;
+use support::*;
+
+/// Superset's two streams, in the page: `state` is what the server holds (`events`, a list of
+/// async events with Redis ids; `statuses`, task uuid to status; `cursor`, the task cursor it
+/// answers with; `status`, the HTTP status every answer has while it is not 200;
+/// `refuseCursor`, to answer the next request that has a cursor with 400 "Invalid cursor";
+/// `html`, to answer every request with a 200 HTML page, as a dev server does).
+/// Every request's URL goes to `calls`.
+const SERVER: &str = r#"
+const json = (body, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+const order = (id) => id.split("-").map(BigInt);
+const after = (id, last) => {
+  const [a, b] = order(id), [c, d] = order(last);
+  return a > c || (a === c && b > d);
+};
+return async function fetch(url, init) {
+  url = String(url);
+  calls.push(url);
+  if (state.status !== 200) return json({ message: "no" }, state.status);
+  if (state.html) return new Response("<html>app</html>", { headers: { "Content-Type": "text/html" } });
+  const { pathname, searchParams } = new URL(url, "http://superset.test");
+  if (pathname === "/api/v1/async_event/") {
+    const last = searchParams.get("last_id");
+    return json({ result: state.events.filter((e) => !last || after(e.id, last)) });
+  }
+  if (pathname === "/api/v1/task/status_changes") {
+    const cursor = searchParams.get("cursor");
+    if (cursor && state.refuseCursor) {
+      state.refuseCursor = false;
+      return json({ message: "Invalid cursor" }, 400);
+    }
+    if (!cursor) return json({ statuses: {}, cursor: state.cursor });
+    const statuses = {};
+    for (const [id, status] of Object.entries(state.changes)) statuses[id] = { status, progress: 0 };
+    return json({ statuses, cursor: state.cursor });
+  }
+  const status = pathname.match(/^\/api\/v1\/task\/([^/]+)\/status$/);
+  if (status) return json({ status: state.statuses[status[1]] });
+  return new Response("not here", { status: 404 });
+};
+"#;
+
+struct Server {
+    fetch: js_sys::Function,
+    state: JsValue,
+    calls: js_sys::Array,
+}
+
+impl Server {
+    fn new(state: Value) -> Self {
+        let calls = js_sys::Array::new();
+        let state = js(state);
+        let fetch = js_sys::Function::new_with_args("state, calls", SERVER)
+            .call2(&JsValue::NULL, &state, &calls)
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        Self {
+            fetch,
+            state,
+            calls,
+        }
+    }
+
+    fn set(&self, key: &str, value: Value) {
+        js_sys::Reflect::set(&self.state, &key.into(), &js(value)).unwrap();
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.calls.iter().map(|c| c.as_string().unwrap()).collect()
+    }
+
+    fn count(&self) -> usize {
+        self.calls.length() as usize
+    }
+}
+
+fn guard(ns: &str, server: &Server, extra: Value) -> JobGuard {
+    let options = js(json!({ "namespace": ns }));
+    js_sys::Object::assign(
+        options.unchecked_ref::<js_sys::Object>(),
+        js(extra).unchecked_ref::<js_sys::Object>(),
+    );
+    js_sys::Reflect::set(&options, &"fetch".into(), &server.fetch).unwrap();
+    JobGuard::new(options).unwrap()
+}
+
+const FAST: &str = r#"{"intervalMs": 100, "maxIntervalMs": 200}"#;
+
+fn follow(g: &JobGuard) -> js_sys::Function {
+    let options = js(serde_json::from_str(FAST).unwrap());
+    g.follow(options).unwrap().dyn_into().unwrap()
+}
+
+fn job(id: &str, status: &str) -> Value {
+    json!({"channel_id": "chan-1", "job_id": id, "user_id": "1",
+           "status": status, "errors": [], "result_url": null})
+}
+
+fn event(id: &str, job_id: &str, status: &str) -> Value {
+    let mut e = job(job_id, status);
+    e["id"] = json!(id);
+    if status == "done" {
+        e["result_url"] = json!(format!("/api/v1/chart/data/qc-{job_id}"));
+    }
+    e
+}
+
+fn status_of(g: &JobGuard, id: &str) -> Value {
+    rust(&g.job(JsValue::from_str(id)).unwrap())["status"].clone()
+}
+
+fn last_event_id() -> Option<String> {
+    storage().get_item("last_async_event_id").unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn follows_the_async_event_stream_with_supersets_cursor_and_goes_quiet() {
+    let ns = fresh("follow-events");
+    storage().remove_item("last_async_event_id").unwrap();
+    let server = Server::new(json!({"status": 200, "events": []}));
+    let g = guard(&ns, &server, json!({}));
+    let stop = follow(&g);
+    // No session: no request.
+    sleep(300).await;
+    assert_eq!(server.count(), 0);
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    sleep(300).await;
+    assert_eq!(
+        server.count(),
+        0,
+        "a session without running jobs polls nothing"
+    );
+    g.record_job(ts(js(job("job-1", "pending")))).unwrap();
+    sleep(150).await;
+    assert!(server.count() >= 1);
+    assert_eq!(server.calls()[0], "/api/v1/async_event/");
+    // Another user's event changes nothing; the job's own ends it.
+    let mut foreign = event("1700000000000-0", "job-1", "error");
+    foreign["user_id"] = json!("2");
+    server.set(
+        "events",
+        json!([foreign, event("1700000000001-0", "job-1", "done")]),
+    );
+    sleep(400).await;
+    assert_eq!(status_of(&g, "job-1"), "done");
+    assert_eq!(last_event_id().as_deref(), Some("1700000000001-0"));
+    // Nothing left running: the polling stops.
+    let seen = server.count();
+    sleep(500).await;
+    assert_eq!(server.count(), seen);
+    // A new job resumes it from Superset's cursor.
+    g.record_job(ts(js(job("job-2", "pending")))).unwrap();
+    server.set(
+        "events",
+        json!([
+            event("1700000000001-0", "job-1", "done"),
+            event("1700000000002-0", "job-2", "error")
+        ]),
+    );
+    sleep(400).await;
+    let resumed = &server.calls()[seen];
+    assert_eq!(resumed, "/api/v1/async_event/?last_id=1700000000001-0");
+    assert_eq!(status_of(&g, "job-2"), "error");
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+    g.logout().unwrap();
+    assert_eq!(last_event_id(), None, "logout clears Superset's cursor too");
+}
+
+#[wasm_bindgen_test]
+async fn one_guard_of_the_origin_polls_and_another_takes_over_when_it_stops() {
+    let ns = fresh("follow-leader");
+    storage().remove_item("last_async_event_id").unwrap();
+    let (a_server, b_server) = (
+        Server::new(json!({"status": 200, "events": []})),
+        Server::new(json!({"status": 200, "events": []})),
+    );
+    let a = guard(&ns, &a_server, json!({}));
+    let b = guard(&ns, &b_server, json!({}));
+    a.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    a.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let stop_a = follow(&a);
+    sleep(50).await;
+    let stop_b = follow(&b);
+    sleep(600).await;
+    assert!(a_server.count() >= 3, "the first to follow leads");
+    assert_eq!(b_server.count(), 0, "the other waits for the lock");
+    stop_a.call0(&JsValue::UNDEFINED).unwrap();
+    let stopped = a_server.count();
+    sleep(600).await;
+    assert!(
+        a_server.count() <= stopped + 1,
+        "a stopped leader polls no more"
+    );
+    assert!(b_server.count() >= 2, "the next in line took over");
+    // The new leader applies what comes.
+    b_server.set("events", json!([event("1700000000005-0", "job-1", "done")]));
+    sleep(400).await;
+    assert_eq!(status_of(&a, "job-1"), "done");
+    stop_b.call0(&JsValue::UNDEFINED).unwrap();
+    a.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_401_stops_following_until_the_next_login_and_logout_stops_it() {
+    let ns = fresh("follow-401");
+    let server = Server::new(json!({"status": 401, "events": []}));
+    let g = guard(&ns, &server, json!({"storage": "memory"}));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    g.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let stop = follow(&g);
+    sleep(500).await;
+    assert_eq!(server.count(), 1, "one 401, then no more requests");
+    server.set("status", json!(200));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    sleep(300).await;
+    assert!(server.count() >= 2, "the next login resumes it");
+    g.logout().unwrap();
+    let out = server.count();
+    sleep(400).await;
+    assert!(server.count() <= out + 1, "no polling without a session");
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+const TA: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
+const TB: &str = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+
+#[wasm_bindgen_test]
+async fn follows_status_changes_from_a_fresh_cursor_losing_nothing() {
+    let ns = fresh("follow-tasks");
+    let server = Server::new(json!({
+        "status": 200, "cursor": "2026-09-01T10:00:00.250", "changes": {},
+        "statuses": {TA: "in_progress", TB: "success"}
+    }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({"contract": "task", "storage": "memory"}),
+    );
+    g.login(ts(js(json!({"userId": 1})))).unwrap();
+    g.record_tasks(ts(js(
+        json!({"task_ids": [TA, TB], "cursor": "2026-09-01T09:59:59"}),
+    )))
+    .unwrap();
+    let stop = follow(&g);
+    sleep(300).await;
+    let calls = server.calls();
+    assert_eq!(calls[0], "/api/v1/task/status_changes");
+    // The fresh cursor's start: each running task's status read back.
+    assert!(calls.contains(&format!("/api/v1/task/{TA}/status")));
+    assert!(calls.contains(&format!("/api/v1/task/{TB}/status")));
+    assert_eq!(status_of(&g, TA), "in_progress");
+    assert_eq!(status_of(&g, TB), "success");
+    // Then the answer's cursor, floored to the second.
+    assert!(
+        calls.contains(&"/api/v1/task/status_changes?cursor=2026-09-01T10%3A00%3A00".to_owned())
+    );
+    // A refused cursor starts again from a fresh one.
+    server.set("refuseCursor", json!(true));
+    server.set("changes", json!({TA: "aborting"}));
+    server.set("statuses", json!({TA: "failure"}));
+    sleep(800).await;
+    assert_eq!(status_of(&g, TA), "failure");
+    let seen = server.count();
+    sleep(400).await;
+    assert_eq!(server.count(), seen, "every task ended: quiet");
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+#[wasm_bindgen_test]
+fn follow_refuses_bad_options() {
+    let ns = fresh("follow-options");
+    let server = Server::new(json!({"status": 200, "events": []}));
+    let g = guard(&ns, &server, json!({}));
+    for bad in [
+        json!({"intervalMs": 5}),
+        json!({"maxIntervalMs": "30000"}),
+        json!({"every": 500}),
+        json!(7),
+    ] {
+        assert_guard_error(g.follow(js(bad)).thrown(), "invalid_options");
+    }
+    let stop: js_sys::Function = g.follow(JsValue::UNDEFINED).unwrap().dyn_into().unwrap();
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn events_it_cannot_read_are_skipped_and_pages_that_are_not_json_change_nothing() {
+    let ns = fresh("follow-hostile");
+    let server = Server::new(json!({"status": 200, "html": true, "events": []}));
+    let g = guard(&ns, &server, json!({"storage": "memory"}));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    g.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let stop = follow(&g);
+    sleep(400).await;
+    assert!(
+        server.count() >= 2,
+        "an HTML page is a failure, tried again"
+    );
+    assert_eq!(status_of(&g, "job-1"), "running");
+    let deep = (0..100).fold(json!(1), |v, _| json!([v]));
+    server.set("html", json!(false));
+    server.set(
+        "events",
+        json!([
+            {"id": "1700000000009-0", "job_id": 5},
+            {"id": "1700000000010-0", "channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+             "status": "error", "errors": [deep]},
+            {"id": "1700000000011-0", "channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+             "status": "paused"},
+            event("1700000000012-0", "job-1", "done"),
+        ]),
+    );
+    sleep(500).await;
+    assert_eq!(status_of(&g, "job-1"), "done");
+    // The memory guard kept its cursor to itself: the next request asked after the last id.
+    g.record_job(ts(js(job("job-2", "running")))).unwrap();
+    sleep(300).await;
+    assert!(server
+        .calls()
+        .contains(&"/api/v1/async_event/?last_id=1700000000012-0".to_owned()));
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
