@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::error::GuardError;
 use super::ids::quote;
 use super::model::JobMetadata;
+use super::options::{refuse, whole};
 use super::random::Random;
 use super::response::Contract;
 use super::retry::parse_retry_after;
@@ -87,15 +88,6 @@ const INTERVAL_RULE: &str =
     "`intervalMs` must be a whole number of milliseconds from 100 to 600000";
 const MAX_INTERVAL_RULE: &str =
     "`maxIntervalMs` must be a whole number of milliseconds from `intervalMs` to 600000";
-
-fn refuse(rule: &str) -> GuardError {
-    GuardError::InvalidOptions(rule.to_owned())
-}
-
-/// `v` if it is a whole number from `min` to `max`.
-fn whole(v: f64, min: u64, max: u64) -> Option<u64> {
-    (v.fract() == 0.0 && v >= min as f64 && v <= max as f64).then_some(v as u64)
-}
 
 impl FollowOptions {
     /// Reads `follow(options?)`'s options: `null`/`undefined` means the defaults; unknown keys

@@ -202,7 +202,7 @@ const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 1
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
 const MAX_DELAY_RULE: &str = "`retry.maxDelayMs` must be a whole number from 0 to 300000";
 
-fn refuse(rule: &str) -> GuardError {
+pub(super) fn refuse(rule: &str) -> GuardError {
     GuardError::InvalidOptions(rule.to_owned())
 }
 
@@ -212,7 +212,7 @@ fn take<T>(field: Field<Option<T>>, rule: &str) -> Result<Option<T>, GuardError>
 }
 
 /// `v` if it is a whole number from `min` to `max`.
-fn whole(v: f64, min: u64, max: u64) -> Option<u64> {
+pub(super) fn whole(v: f64, min: u64, max: u64) -> Option<u64> {
     (v.fract() == 0.0 && v >= min as f64 && v <= max as f64).then_some(v as u64)
 }
 
