@@ -340,3 +340,35 @@ async fn events_it_cannot_read_are_skipped_and_pages_that_are_not_json_change_no
         .contains(&"/api/v1/async_event/?last_id=1700000000012-0".to_owned()));
     stop.call0(&JsValue::UNDEFINED).unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn a_follower_stopped_while_waiting_never_polls_and_a_freed_leader_hands_over() {
+    let ns = fresh("follow-free");
+    storage().remove_item("last_async_event_id").unwrap();
+    let servers: Vec<Server> = (0..3)
+        .map(|_| Server::new(json!({"status": 200, "events": []})))
+        .collect();
+    let a = guard(&ns, &servers[0], json!({}));
+    let b = guard(&ns, &servers[1], json!({}));
+    let c = guard(&ns, &servers[2], json!({}));
+    a.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    a.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let _stop_a = follow(&a);
+    sleep(50).await;
+    let stop_c = follow(&c);
+    sleep(50).await;
+    let stop_b = follow(&b);
+    sleep(300).await;
+    stop_c.call0(&JsValue::UNDEFINED).unwrap();
+    // The leader's guard goes (its page's `free()`): the lock goes with its follow.
+    drop(a);
+    sleep(600).await;
+    assert_eq!(servers[2].count(), 0, "stopped while waiting: never led");
+    assert!(
+        servers[1].count() >= 2,
+        "the next in line took over from the freed leader"
+    );
+    stop_b.call0(&JsValue::UNDEFINED).unwrap();
+    b.logout().unwrap();
+}
