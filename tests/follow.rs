@@ -17,7 +17,8 @@ use support::*;
 /// async events with Redis ids; `statuses`, task uuid to status; `cursor`, the task cursor it
 /// answers with; `status`, the HTTP status every answer has while it is not 200;
 /// `refuseCursor`, to answer the next request that has a cursor with 400 "Invalid cursor";
-/// `html`, to answer every request with a 200 HTML page, as a dev server does).
+/// `html`, to answer every request with a 200 HTML page, as a dev server does; `hang`, to
+/// answer nothing until the request's signal aborts).
 /// Every request's URL goes to `calls`.
 const SERVER: &str = r#"
 const json = (body, status = 200) =>
@@ -31,6 +32,8 @@ return async function fetch(url, init) {
   url = String(url);
   calls.push(url);
   if (state.status !== 200) return json({ message: "no" }, state.status);
+  if (state.hang) return new Promise((_, reject) => init.signal.addEventListener("abort",
+      () => reject(new DOMException("The operation was aborted.", "AbortError"))));
   if (state.html) return new Response("<html>app</html>", { headers: { "Content-Type": "text/html" } });
   const { pathname, searchParams } = new URL(url, "http://superset.test");
   if (pathname === "/api/v1/async_event/") {
@@ -371,4 +374,32 @@ async fn a_follower_stopped_while_waiting_never_polls_and_a_freed_leader_hands_o
     );
     stop_b.call0(&JsValue::UNDEFINED).unwrap();
     b.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_logout_during_a_poll_ends_the_request_and_the_next_login_follows_again() {
+    let ns = fresh("follow-logout-in-flight");
+    let server = Server::new(json!({"status": 200, "hang": true, "events": []}));
+    let g = guard(&ns, &server, json!({"storage": "memory"}));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    g.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let stop = follow(&g);
+    sleep(200).await;
+    assert_eq!(server.count(), 1, "one poll, in flight");
+    g.logout().unwrap();
+    server.set("hang", json!(false));
+    sleep(300).await;
+    assert_eq!(server.count(), 1, "no session: nothing more");
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    g.record_job(ts(js(job("job-2", "running")))).unwrap();
+    server.set("events", json!([event("1700000000020-0", "job-2", "done")]));
+    sleep(300).await;
+    assert_eq!(
+        status_of(&g, "job-2"),
+        "done",
+        "the follow outlived the logout"
+    );
+    stop.call0(&JsValue::UNDEFINED).unwrap();
 }

@@ -281,7 +281,10 @@ async fn once(
     let answer = requests.get().await;
     let now = DateClock.now_ms();
     let next = match answer {
-        None => Next::End,
+        // Stopped; or a logout (which aborts requests in flight) ended this poll: wait for a
+        // session.
+        None if dom::is_aborted(signal) => Next::End,
+        None => Next::Idle,
         Some(Err(())) => Next::Wait(cadence.failed(None, now, &mut MathRandom)),
         Some(Ok(Polled {
             status,
