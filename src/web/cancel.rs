@@ -199,7 +199,8 @@ enum Waited {
     Stopped,
 }
 
-/// The cancel's requests with their abort wiring: the app's signal and the guard's (logout,
+/// The cancel's requests (and `follow`'s polls, with the follow's signal as the app's) with
+/// their abort wiring: the app's signal and the guard's (logout,
 /// a session that ended or changed) abort this cancel's own controller, whose signal the
 /// requests and the waits listen to.
 pub(super) struct Requests {
@@ -373,11 +374,8 @@ impl Requests {
             .ok()
             .and_then(|r| r.as_bool())
             == Some(true);
-        let json = !redirected
-            && header(&response, "Content-Type").is_some_and(|kind| {
-                let kind = kind.to_ascii_lowercase();
-                kind.starts_with("application/json") || kind.contains("+json")
-            });
+        let json =
+            !redirected && header(&response, "Content-Type").is_some_and(|k| is_json_type(&k));
         let text = if json && (200..=299).contains(&status) {
             match self.text(&response, deadline).await {
                 Ok(text) => text,
@@ -534,12 +532,17 @@ fn reply(response: &JsValue, status: u16) -> Read {
             Reply::Unread
         });
     };
-    let kind = kind.to_ascii_lowercase();
-    if kind.starts_with("application/json") || kind.contains("+json") {
+    if is_json_type(&kind) {
         Read::Text
     } else {
         Read::Decided(Reply::NotJson)
     }
+}
+
+/// Whether a `Content-Type` is JSON's (`application/json`, or a `+json` type).
+fn is_json_type(kind: &str) -> bool {
+    let kind = kind.to_ascii_lowercase();
+    kind.starts_with("application/json") || kind.contains("+json")
 }
 
 /// `{ method, credentials: "same-origin", headers, body? }`; the signal is added per cancel.
