@@ -380,8 +380,8 @@ fn nested(depth: u32) -> JsValue {
 
 #[wasm_bindgen_test]
 fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
-    // serde-wasm-bindgen has no depth limit: without one of the guard's own, `errors` 100,000
-    // levels deep or a cycle would overflow the wasm stack and leave the module unusable.
+    // Without a depth limit of the guard's own, `errors` 100,000 levels deep or a cycle would
+    // overflow the wasm stack and leave the module unusable.
     fresh("h-deep");
     let g = guard(json!({ "namespace": "h-deep" }));
     g.login(ts(js(json!({ "userId": 1 })))).unwrap();
@@ -389,10 +389,11 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         js_sys::Function::new_no_args("const e = { message: 'loop' }; e.self = e; return e;")
             .call0(&JsValue::NULL)
             .unwrap();
-    for (bad, copied) in [
-        (nested(1_000), true),
-        (nested(100_000), false),
-        (cyclic, true),
+    // Whether the value can be written as JSON at all (a cycle cannot; 100,000 levels may not).
+    for (bad, writable) in [
+        (nested(1_000), Some(true)),
+        (nested(100_000), None),
+        (cyclic, Some(false)),
     ] {
         let errors = js_sys::Array::of1(&bad);
         let meta = js(json!({"channel_id": "c", "job_id": "deep", "user_id": "1",
@@ -400,11 +401,15 @@ fn deeply_nested_and_cyclic_values_are_refused_and_the_guard_goes_on() {
         js_sys::Reflect::set(&meta, &"errors".into(), &errors).unwrap();
         let refused = g.record_job(ts(meta.clone())).thrown();
         let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
-        // Past the guard's own limit, or (in a browser whose stack is smaller than 100,000
-        // levels) too deep even to copy.
-        let past_the_limit = message.starts_with("Invalid job: `errors` must be an array");
-        let too_deep_to_copy = message.starts_with("Invalid job: cannot read the value");
-        assert!(past_the_limit || (!copied && too_deep_to_copy), "{message}");
+        // Past the guard's own limit (64 levels, for the whole argument), or (in a browser
+        // whose stack is smaller than 100,000 levels) too deep even to write as JSON.
+        let past_the_limit = message == "Invalid job: nested more than 64 levels deep";
+        let unwritable = message.starts_with("Invalid job: cannot read the value");
+        match writable {
+            Some(true) => assert!(past_the_limit, "{message}"),
+            Some(false) => assert!(unwritable, "{message}"),
+            None => assert!(past_the_limit || unwritable, "{message}"),
+        }
         assert_guard_error(refused, "invalid_job");
         assert_guard_error(g.apply_event(ts(meta)).thrown(), "invalid_job");
         let options = js(json!({ "namespace": "h-deep-2" }));
@@ -1117,10 +1122,60 @@ fn a_channel_change_is_announced_and_every_listener_sees_the_same_frozen_change(
 }
 
 #[wasm_bindgen_test]
+fn what_json_cannot_say_is_refused_and_what_it_writes_is_read() {
+    fresh("h-json");
+    let g = guard(json!({ "namespace": "h-json" }));
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let eval = |src: &str| {
+        js_sys::Function::new_no_args(&format!("return {src};"))
+            .call0(&JsValue::NULL)
+            .unwrap()
+    };
+    let meta = |errors: &str| {
+        eval(&format!(
+            r#"{{ channel_id: "c", job_id: "j", user_id: "1", status: "error",
+                 result_url: null, errors: [{errors}] }}"#
+        ))
+    };
+    // Written as `null` by JSON.stringify, which the readers would take as "absent": refused.
+    for bad in ["NaN", "Infinity", "-Infinity", "2n ** 64n", "{ n: NaN }"] {
+        let refused = g.record_job(ts(meta(bad))).thrown();
+        let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
+        assert!(
+            message.starts_with("Invalid job: cannot read the value"),
+            "{bad}: {message}"
+        );
+        assert_guard_error(refused, "invalid_job");
+    }
+    let refused = g.login(ts(eval("{ userId: 1, channelId: NaN }"))).thrown();
+    assert_guard_error(refused, "invalid_session");
+    let refused = JobGuard::new(eval(r#"{ namespace: "h-json", timeoutMs: Infinity }"#));
+    assert_guard_error(refused.err().unwrap(), "invalid_options");
+    // What JSON writes is what is read: a safe BigInt as its number, a Date as its ISO text,
+    // a `toJSON` answer, functions and `undefined` left out, a Map as `{}`.
+    let rec = g
+        .record_job(ts(meta(
+            r#"7n, new Date(0), { toJSON: () => "told" }, { f() {}, u: undefined, m: new Map([[1, 2]]) }"#,
+        )))
+        .unwrap();
+    assert_eq!(
+        rust(&rec)["errors"],
+        json!([7, "1970-01-01T00:00:00.000Z", "told", {"m": {}}])
+    );
+    let refused = g
+        .record_job(ts(meta(r#"{ toJSON() { throw new Error("no") } }"#)))
+        .thrown();
+    assert_guard_error(refused, "invalid_job");
+    // The refused ones stored nothing, and the guard goes on.
+    assert_eq!(rust(&g.job("j".into()).unwrap())["errors"][0], 7);
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
 fn reactive_state_is_read_as_the_plain_data_it_shows() {
     fresh("h-reactive");
     let g = guard(json!({ "namespace": "h-reactive" }));
-    // A Proxy like Vue's reactive() or MobX's observable: structuredClone refuses every Proxy.
+    // A Proxy like Vue's reactive() or MobX's observable, read through its traps.
     let reactive = js_sys::Function::new_with_args(
         "value",
         r#"const wrap = (v) => v !== null && typeof v === "object"

@@ -17,6 +17,8 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::quiet::Json;
+
 use super::error::GuardError;
 use super::ids::quote;
 use super::model::JobMetadata;
@@ -333,25 +335,25 @@ impl EventPage {
         }
     }
 
-    /// Reads a page from any deserializer (at most 64 levels deep, as every JSON from
-    /// outside): one that is not `{ result: [...] }`, or is too long, is refused whole. (The
-    /// browser shell reads the page's events one by one as JS values, as `applyEvent` does,
-    /// with [`with_len`](Self::with_len) and [`push`](Self::push).)
-    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        #[derive(Default, Deserialize)]
-        #[serde(default)]
-        struct PageWire {
-            result: Field<Vec<AnyJson>>,
-        }
-        let w: PageWire =
-            wire::read(value, "expected { result: [event, …] }").map_err(GuardError::InvalidJob)?;
-        let Field::Valid(items) = w.result else {
-            return Err(GuardError::InvalidJob(RESULT_RULE.to_owned()));
+    /// Reads a page from its text. The page is parsed by serde_json (its own nesting limit of
+    /// 128 levels holds the stack), then each event is read within the limits of every JSON
+    /// from outside ([`AnyJson`]: 64 levels, no `__proto__`): an event nested too deeply is
+    /// skipped like any other event that cannot be read, and the rest of the page is applied.
+    /// Refused whole: text that is not JSON, not `{ result: [...] }`, or more than
+    /// [`MAX_EVENTS_PER_PAGE`] events.
+    pub fn from_text(text: &str) -> Result<Self, GuardError> {
+        let refused = || GuardError::InvalidJob(RESULT_RULE.to_owned());
+        let page: Value = serde_json::from_str(text).map_err(|_| refused())?;
+        let Some(Value::Array(items)) = page.get("result") else {
+            return Err(refused());
         };
         let mut page = Self::with_len(items.len())?;
-        for AnyJson(event) in items {
-            let id = event.get("id").and_then(Value::as_str);
-            page.push(id, JobMetadata::read_event(&event));
+        for item in items {
+            let id = item.get("id").and_then(Value::as_str);
+            let event = AnyJson::deserialize(Json(item))
+                .map_err(|e| GuardError::InvalidJob(e.to_string()))
+                .and_then(|AnyJson(event)| JobMetadata::read_event(Json(&event)));
+            page.push(id, event);
         }
         Ok(page)
     }
@@ -465,10 +467,41 @@ impl ChangesPage {
 mod tests {
     use super::*;
     use crate::core::doubles::SequenceRandom;
+    use crate::core::quiet::Json;
     use serde_json::json;
 
+    #[test]
+    fn a_page_from_its_text_skips_an_event_nested_too_deeply_and_applies_the_rest() {
+        let deep = (0..100).fold(json!(1), |v, _| json!([v]));
+        let done = json!({"id": "1700000000012-0", "channel_id": "c", "job_id": "j",
+                          "user_id": "1", "status": "done"});
+        let text = json!({"result": [
+            {"id": "1700000000014-0", "channel_id": "c", "job_id": "j", "user_id": "1",
+             "status": "error", "errors": [deep]},
+            done,
+        ], "other": [1.5]})
+        .to_string();
+        let page = EventPage::from_text(&text).unwrap();
+        assert_eq!((page.events.len(), page.skipped), (1, 1));
+        // The skipped event was read: its id moves the cursor past it.
+        assert_eq!(page.last_id, EventId::parse("1700000000014-0"));
+        for bad in ["", "[]", "{\"result\": 5}", "{\"result\": [] } x", "2.5"] {
+            assert_eq!(
+                EventPage::from_text(bad).unwrap_err().code(),
+                "invalid_job",
+                "{bad}"
+            );
+        }
+        let many = json!({"result": vec![json!({}); MAX_EVENTS_PER_PAGE + 1]}).to_string();
+        assert!(EventPage::from_text(&many).is_err());
+    }
+
+    fn page_of(v: Value) -> Result<EventPage, GuardError> {
+        EventPage::from_text(&v.to_string())
+    }
+
     fn options(v: Value) -> Result<FollowOptions, GuardError> {
-        FollowOptions::read(&v)
+        FollowOptions::read(Json(&v))
     }
 
     #[test]
@@ -644,7 +677,7 @@ mod tests {
 
     #[test]
     fn a_page_keeps_its_valid_events_and_its_greatest_id() {
-        let page = EventPage::read(json!({"result": [
+        let page = page_of(json!({"result": [
             event(json!("5-0"), "done"),
             event(json!("7-1"), "paused"),
             {"id": "6-0", "job_id": 3},
@@ -661,7 +694,7 @@ mod tests {
         assert_eq!(page.skipped, 2);
         assert_eq!(page.last_id, EventId::parse("7-1"));
 
-        let empty = EventPage::read(json!({"result": []})).unwrap();
+        let empty = page_of(json!({"result": []})).unwrap();
         assert_eq!(
             empty,
             EventPage {
@@ -675,10 +708,7 @@ mod tests {
             .collect();
         let all: Vec<Value> = many[..MAX_EVENTS_PER_PAGE].to_vec();
         assert_eq!(
-            EventPage::read(json!({ "result": all }))
-                .unwrap()
-                .events
-                .len(),
+            page_of(json!({ "result": all })).unwrap().events.len(),
             1000
         );
         for bad in [
@@ -689,7 +719,10 @@ mod tests {
             json!([]),
             json!("x"),
         ] {
-            assert_eq!(EventPage::read(&bad).unwrap_err().code(), "invalid_job");
+            assert_eq!(
+                EventPage::from_text(&bad.to_string()).unwrap_err().code(),
+                "invalid_job"
+            );
         }
     }
 
@@ -759,7 +792,7 @@ mod tests {
     #[test]
     fn a_changes_page_keeps_its_changes_and_its_floored_cursor() {
         const A: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
-        let read = |v: Value| ChangesPage::read_with(|| &v);
+        let read = |v: Value| ChangesPage::read_with(|| Json(&v));
         let page = read(
             json!({"statuses": {A: {"status": "success", "progress": 1}},
                                "cursor": "2026-09-01T10:00:01.734"}),

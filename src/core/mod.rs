@@ -4,6 +4,7 @@
 //! - [`model`]: Superset's job metadata, job records, statuses (serde types, validated)
 //! - [`session`]: the session, login, ownership
 //! - [`options`]: the guard's options and their validation
+//! - [`quiet`]: reading through any deserializer without printing floats (the module's size)
 //! - [`wire`]: reading a model from any serde deserializer, with messages naming the field
 //! - [`storage`]: the typed [`KeyValue`](storage::KeyValue) trait and
 //!   [`MemoryStorage`](storage::MemoryStorage)
@@ -34,6 +35,7 @@ pub mod follow;
 pub mod ids;
 pub mod model;
 pub mod options;
+pub mod quiet;
 pub mod random;
 pub mod response;
 pub mod retry;

@@ -638,7 +638,9 @@ impl JobRecord {
     /// Reads a record from its stored text as the store does; anything that is not a
     /// complete, valid record whose JSON fits in [`MAX_RECORD_BYTES`] is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        serde_json::from_str::<Self>(text).ok().filter(Self::fits)
+        super::quiet::from_json::<Self>(text)
+            .ok()
+            .filter(Self::fits)
     }
 
     /// The stored text (what gloo-storage writes for it).
@@ -734,6 +736,7 @@ pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::quiet::Json;
     use serde_json::json;
 
     fn superset_202() -> Value {
@@ -747,7 +750,7 @@ mod tests {
     }
 
     fn read(v: &Value) -> Result<JobMetadata, GuardError> {
-        JobMetadata::read(v)
+        JobMetadata::read(Json(v))
     }
 
     #[test]

@@ -473,11 +473,12 @@ fn is_token(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::quiet::Json;
     use serde_json::{json, Value};
 
     impl GuardOptions {
         fn from_json(v: &Value) -> Result<Self, GuardError> {
-            Self::read(v)
+            Self::read(Json(v))
         }
     }
 

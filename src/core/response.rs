@@ -191,9 +191,8 @@ fn json_within_limits(text: &str) -> Option<serde_json::Value> {
     if text.encode_utf16().count() > MAX_BODY_CHARS {
         return None;
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    let AnyJson(value) = AnyJson::deserialize(&mut de).ok()?;
-    de.end().ok().map(|()| value)
+    let AnyJson(value) = super::quiet::from_json(text).ok()?;
+    Some(value)
 }
 
 /// The task's status in the body of `GET /api/v1/task/<uuid>/status` (`{ "status": … }`):
@@ -375,6 +374,7 @@ pub fn timed_out(timeout_ms: u64) -> Classification {
 mod tests {
 
     use super::*;
+    use crate::core::quiet::Json;
 
     #[test]
     fn the_contract_table() {
@@ -671,14 +671,17 @@ mod tests {
     #[test]
     fn contracts_are_read_by_name() {
         use serde_json::json;
-        assert_eq!(Contract::read(&json!(null)).unwrap(), Contract::AsyncEvent);
+        assert_eq!(
+            Contract::read(Json(&json!(null))).unwrap(),
+            Contract::AsyncEvent
+        );
         assert_eq!(Contract::read(json!("task")).unwrap(), Contract::Task);
         assert_eq!(
             Contract::read(json!("async_event")).unwrap(),
             Contract::AsyncEvent
         );
         for bad in [json!("tasks"), json!(1), json!({})] {
-            let err = Contract::read(&bad).unwrap_err();
+            let err = Contract::read(Json(&bad)).unwrap_err();
             assert_eq!(err.code(), "invalid_options");
             assert!(err.to_string().contains("contract"));
         }

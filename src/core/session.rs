@@ -157,7 +157,7 @@ impl Session {
 
     /// Reads a stored session marker's text; anything malformed is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        serde_json::from_str(text).ok()
+        super::quiet::from_json(text).ok()
     }
 
     /// The session marker's text (what gloo-storage writes for it).

@@ -245,13 +245,14 @@ impl StatusChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::quiet::Json;
     use serde_json::{json, Value};
 
     const A: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
     const B: &str = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
 
     fn submission(v: Value) -> Result<Submission, GuardError> {
-        Submission::read(&v)
+        Submission::read(Json(&v))
     }
 
     #[test]
@@ -350,7 +351,10 @@ mod tests {
             json!({"task_id": "x", "status": "success"}),
             json!({"status": "success"}),
         ] {
-            assert_eq!(StatusChange::read(&bad).unwrap_err().code(), "invalid_job");
+            assert_eq!(
+                StatusChange::read(Json(&bad)).unwrap_err().code(),
+                "invalid_job"
+            );
         }
         for bad in [
             json!({"statuses": {A: {"status": null}}}),
@@ -360,7 +364,7 @@ mod tests {
             json!({"cursor": "c"}),
         ] {
             assert_eq!(
-                StatusChange::read_all(&bad).unwrap_err().code(),
+                StatusChange::read_all(Json(&bad)).unwrap_err().code(),
                 "invalid_job",
                 "{bad}"
             );

@@ -1,39 +1,44 @@
-//! Values crossing between JS and Rust, through serde-wasm-bindgen: arguments are read from
-//! JS values with the core's validating readers, answers are written as plain JS objects
-//! (`null` for `None`, objects for maps), and a failure on the way out is a `GuardError`.
+//! Values crossing between JS and Rust: arguments arrive as JSON text and are read with the
+//! core's validating readers; answers are written as plain JS objects through
+//! serde-wasm-bindgen (`null` for `None`, objects for maps), and a failure on the way out is a
+//! `GuardError`.
 //!
-//! An argument object is first copied into plain data by `input.js` ([`plain`]): reading it
-//! runs the app's getters and proxy traps, which may throw, and serde-wasm-bindgen reads
-//! properties with no way to catch that. An exception thrown through wasm skips Rust's
-//! cleanup and leaves the guard borrowed (wasm-bindgen's `free()` then fails for good); in
-//! `input.js` it is caught and becomes a `GuardError`.
+//! An argument is written as JSON by `input.js` ([`plain`]): reading it runs the app's
+//! getters, `toJSON` methods and proxy traps, which may throw. An exception thrown through
+//! wasm skips Rust's cleanup and leaves the guard borrowed (wasm-bindgen's `free()` then
+//! fails for good); in `input.js` it is caught and becomes a `GuardError`. The text is then
+//! read quietly by serde_json ([`crate::core::quiet`]): one string crosses instead of one call
+//! per property, and serde-wasm-bindgen's deserializer, whose errors print floats and so keep
+//! core's float formatting in the module, is not in it (docs/measurements.md).
 
 use serde::Serialize;
-use serde_wasm_bindgen::{Deserializer, Serializer};
+use serde_wasm_bindgen::Serializer;
 use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
+use crate::core::quiet::{self, Json};
+use serde_json::Value;
 
 #[wasm_bindgen(module = "/src/web/input.js")]
 extern "C" {
-    /// `{ value, taken }` or `{ error }`; never throws.
+    /// `{ json, taken }` or `{ error }`; never throws.
     #[wasm_bindgen(js_name = plain)]
     fn plain_js(value: &JsValue, take: Option<&str>) -> JsValue;
 }
 
-/// An argument as plain data.
+/// An argument as JSON.
 pub struct Plain {
-    pub value: JsValue,
+    pub json: Value,
     /// The property `take` named (the options' `fetch` function), as it was.
     pub taken: JsValue,
 }
 
-/// Copies an argument into plain data, with the property `take` names taken out as it is; what
-/// cannot be read (a getter or a proxy trap threw, a value that cannot be copied) is
-/// `invalid`'s error.
+/// Writes an argument as JSON text, with the property `take` names taken out as it is; what
+/// cannot be written (a getter or a proxy trap threw, a number that is not finite, a cycle)
+/// is `invalid`'s error.
 pub fn plain(
     value: &JsValue,
     take: Option<&str>,
@@ -48,17 +53,28 @@ pub fn plain(
         return Err(invalid(format!("cannot read the value: {}", quote(&error))).into());
     }
     Ok(Plain {
-        value: field("value"),
+        json: quiet::parse(&field("json").as_string().unwrap_or_default())
+            .map_err(|e| invalid(quote(&e.to_string())))?,
         taken: field("taken"),
     })
 }
 
-/// Reads a JS value with one of the core's readers (`JobMetadata::read`, ...).
+impl Plain {
+    /// The argument as a deserializer for the core's readers, read from the start each call.
+    pub fn read(&self) -> Json<'_> {
+        Json(&self.json)
+    }
+}
+
+/// Reads an argument with one of the core's readers (`JobMetadata::read`, ...): `invalid`'s
+/// error if it cannot be written as JSON.
 pub fn from_js<T>(
-    value: JsValue,
-    read: impl FnOnce(Deserializer) -> Result<T, GuardError>,
-) -> Result<T, GuardError> {
-    read(Deserializer::from(value))
+    value: &JsValue,
+    invalid: fn(String) -> GuardError,
+    read: impl FnOnce(Json<'_>) -> Result<T, GuardError>,
+) -> Result<T, JsValue> {
+    let plain = plain(value, None, invalid)?;
+    Ok(read(plain.read())?)
 }
 
 /// A Rust value as a plain JS value: structs and maps as objects, `None` as `null`.

@@ -19,12 +19,10 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
-use serde_wasm_bindgen::Deserializer;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
-use super::boundary::from_js;
 use super::cancel::{clear_timeout, request_init, set_timeout, Polled, Request, Requests, Sender};
 use super::clock::DateClock;
 use super::dom;
@@ -38,7 +36,7 @@ use crate::core::follow::{
     classify_poll, Cadence, ChangesPage, EventId, EventPage, FollowOptions, PollAnswer, TaskCursor,
 };
 use crate::core::ids::TaskId;
-use crate::core::model::JobMetadata;
+use crate::core::quiet::{self, Json};
 use crate::core::response::{read_status, Contract};
 use crate::core::task::StatusChange;
 
@@ -306,10 +304,9 @@ async fn once(
                 Next::Wait(cadence.failed(retry_after.as_deref(), now, &mut MathRandom))
             }
             PollAnswer::Read => {
-                // Parsed by the page and read as JS values, as `applyEvent` and
-                // `applyStatusChanges` read theirs (one reader of each shape in the module).
-                let body = text.and_then(|t| js_sys::JSON::parse(&t).ok());
-                let changed = match (body, contract) {
+                // Read from its text by the readers `applyEvent` and `applyStatusChanges`
+                // use (one reader of each shape in the module).
+                let changed = match (text, contract) {
                     (None, _) => None,
                     (Some(body), Contract::AsyncEvent) => apply_events(state, cursor, &body),
                     (Some(body), Contract::Task) => match apply_changes(state, cursor, &body) {
@@ -338,15 +335,8 @@ async fn once(
 
 /// Applies a page of the async_event stream, `{ result: [event, …] }`; how many records
 /// changed, `None` for a page that is not one.
-fn apply_events(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &JsValue) -> Option<usize> {
-    let result = Reflect::get(body, &JsValue::from_str("result")).ok()?;
-    let items = result.dyn_into::<Array>().ok()?;
-    let mut page = EventPage::with_len(items.length() as usize).ok()?;
-    for item in items.iter() {
-        let id = Reflect::get(&item, &JsValue::from_str("id")).ok();
-        let id = id.and_then(|id| id.as_string());
-        page.push(id.as_deref(), from_js(item, JobMetadata::read_event));
-    }
+fn apply_events(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> Option<usize> {
+    let page = EventPage::from_text(body).ok()?;
     let mut guard = state.try_borrow_mut().ok()?;
     let mut changed = 0;
     for event in page.events {
@@ -364,8 +354,9 @@ fn apply_events(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &JsValue)
 }
 
 /// Applies a `status_changes` answer and takes its cursor; how many records changed.
-fn apply_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &JsValue) -> Option<usize> {
-    let page = ChangesPage::read_with(|| Deserializer::from(body.clone())).ok()?;
+fn apply_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> Option<usize> {
+    let body = quiet::parse(body).ok()?;
+    let page = ChangesPage::read_with(|| Json(&body)).ok()?;
     let changed = state
         .try_borrow_mut()
         .ok()?

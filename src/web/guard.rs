@@ -6,11 +6,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::Serialize;
-use serde_wasm_bindgen::Deserializer;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, plain, to_js, to_ts, Js, Plain};
+use super::boundary::{from_js, plain, to_js, to_ts, Js};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
@@ -64,10 +63,8 @@ pub struct PurgeResult {
 
 /// Splits the constructor's options into the `fetch` function and the rest, read by the core.
 fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
-    let Plain {
-        value,
-        taken: fetch,
-    } = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
+    let options = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
+    let fetch = options.taken.clone();
     let fetch = if fetch.is_undefined() || fetch.is_null() {
         None
     } else {
@@ -77,7 +74,7 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
             ))
         })?)
     };
-    let options = GuardOptions::read_with(|| Deserializer::from(value.clone()))?;
+    let options = GuardOptions::read_with(|| options.read())?;
     Ok((options, fetch))
 }
 
@@ -226,17 +223,16 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "FollowOptions")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let options = plain(&options, None, GuardError::InvalidOptions)?.value;
-        let options =
-            crate::core::follow::FollowOptions::read_with(|| Deserializer::from(options.clone()))?;
+        let options = plain(&options, None, GuardError::InvalidOptions)?;
+        let options = crate::core::follow::FollowOptions::read_with(|| options.read())?;
         Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
     }
 
     /// Signs a session in. A different user than the stored session's purges every record
     /// first. Returns how many records were removed.
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
-        let session = plain(&session, None, GuardError::InvalidSession)?.value;
-        let session = Session::login_with(|| Deserializer::from(session.clone()))?;
+        let session = plain(&session, None, GuardError::InvalidSession)?;
+        let session = Session::login_with(|| session.read())?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
             let signed = g.store.sign_in(session)?;
@@ -302,10 +298,7 @@ impl JobGuard {
     /// `no_session` or `not_job_owner`.
     #[wasm_bindgen(js_name = recordJob)]
     pub fn record_job(&self, meta: Js<JobMetadata>) -> Result<Js<AsyncJobRecord>, JsValue> {
-        let meta = from_js(
-            plain(&meta, None, GuardError::InvalidJob)?.value,
-            JobMetadata::read,
-        )?;
+        let meta = from_js(&meta, GuardError::InvalidJob, |d| JobMetadata::read(d))?;
         let record = self.with(|g| to_ts::<AsyncJobRecord>(&g.store.record_job(meta)?))?;
         self.changed(Change::JobsChanged);
         Ok(record)
@@ -316,10 +309,9 @@ impl JobGuard {
     /// in `stats()`). Throws `invalid_job` for a malformed event.
     #[wasm_bindgen(js_name = applyEvent, unchecked_return_type = "AsyncJobRecord | null")]
     pub fn apply_event(&self, event: Js<AsyncEvent>) -> Result<JsValue, JsValue> {
-        let event = from_js(
-            plain(&event, None, GuardError::InvalidJob)?.value,
-            JobMetadata::read_event,
-        )?;
+        let event = from_js(&event, GuardError::InvalidJob, |d| {
+            JobMetadata::read_event(d)
+        })?;
         let record = self.with(|g| match event {
             Some(event) => Ok(g.store.apply_event(event)?),
             None => {
@@ -338,10 +330,7 @@ impl JobGuard {
     /// owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
     #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "TaskRecord[]")]
     pub fn record_tasks(&self, body: Js<TaskSubmission>) -> Result<JsValue, JsValue> {
-        let submission = from_js(
-            plain(&body, None, GuardError::InvalidJob)?.value,
-            Submission::read,
-        )?;
+        let submission = from_js(&body, GuardError::InvalidJob, |d| Submission::read(d))?;
         let records = self.with(|g| to_js(&g.store.record_tasks(submission)?))?;
         self.changed(Change::JobsChanged);
         Ok(records)
@@ -352,10 +341,7 @@ impl JobGuard {
     /// counted in `stats()`). Throws `invalid_job` for a malformed message.
     #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
     pub fn apply_task_status(&self, message: Js<TaskStatusMessage>) -> Result<JsValue, JsValue> {
-        let change = from_js(
-            plain(&message, None, GuardError::InvalidJob)?.value,
-            StatusChange::read,
-        )?;
+        let change = from_js(&message, GuardError::InvalidJob, |d| StatusChange::read(d))?;
         let record = self.with(|g| Ok(g.store.apply_task_statuses(vec![change]).pop()))?;
         if record.is_some() {
             self.changed(Change::JobsChanged);
@@ -369,10 +355,7 @@ impl JobGuard {
     /// applied).
     #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
     pub fn apply_status_changes(&self, body: Js<TaskStatusChanges>) -> Result<JsValue, JsValue> {
-        let changes = from_js(
-            plain(&body, None, GuardError::InvalidJob)?.value,
-            StatusChange::read_all,
-        )?;
+        let changes = from_js(&body, GuardError::InvalidJob, |d| StatusChange::read_all(d))?;
         let records = self.with(|g| Ok(g.store.apply_task_statuses(changes)))?;
         if !records.is_empty() {
             self.changed(Change::JobsChanged);
@@ -462,10 +445,7 @@ pub fn classify_cancel_response(
         Some(n) if (0.0..=999.0).contains(&n) && n.fract() == 0.0 => n as u16,
         _ => 0,
     };
-    let contract = from_js(
-        plain(&contract, None, GuardError::InvalidOptions)?.value,
-        Contract::read,
-    )?;
+    let contract = from_js(&contract, GuardError::InvalidOptions, |d| Contract::read(d))?;
     // Every body is read with the guard's limits (length, depth): beyond them, or one that
     // cannot be copied, it is not the endpoint's answer.
     let reply = if let Some(text) = body.dyn_ref::<js_sys::JsString>() {
@@ -478,7 +458,7 @@ pub fn classify_cancel_response(
         Reply::Unread
     } else {
         match plain(&body, None, GuardError::InvalidJob) {
-            Ok(copy) => Reply::from_json(Deserializer::from(copy.value)),
+            Ok(copy) => Reply::from_json(copy.read()),
             Err(_) => Reply::NotJson,
         }
     };

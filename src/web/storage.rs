@@ -23,6 +23,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
+use crate::core::quiet::Read;
 use crate::core::storage::{KeyValue, MemoryStorage};
 use crate::core::store::JobStore;
 #[cfg(feature = "follow")]
@@ -131,8 +132,9 @@ impl LocalBackend {
 
 impl KeyValue for LocalBackend {
     fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        match PageStorage::get::<T>(key) {
-            Ok(value) => Ok(Some(value)),
+        // Read quietly (src/core/quiet.rs): gloo's `get` is serde_json's `from_str`.
+        match PageStorage::get::<Read<T>>(key) {
+            Ok(Read(value)) => Ok(Some(value)),
             Err(GlooError::KeyNotFound(_)) => take_failure().map_or(Ok(None), Err),
             Err(e) => Err(from_gloo(e)),
         }

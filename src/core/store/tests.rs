@@ -7,6 +7,7 @@ use super::*;
 use crate::core::doubles::ManualClock;
 use crate::core::error::StorageError;
 use crate::core::model::JobStatus;
+use crate::core::quiet::Json;
 use crate::core::storage::MemoryStorage;
 use serde_json::{json, Value};
 
@@ -50,7 +51,7 @@ fn tab_with(
 }
 
 fn login(user: Value, channel: Option<&str>) -> Session {
-    Session::from_login(&json!({"userId": user, "channelId": channel})).unwrap()
+    Session::from_login(Json(&json!({"userId": user, "channelId": channel}))).unwrap()
 }
 
 fn meta(job: &str, user: Value, channel: &str, status: &str) -> JobMetadata {
@@ -940,7 +941,7 @@ const TA: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
 const TB: &str = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
 
 fn tasks(body: Value) -> crate::core::task::Submission {
-    crate::core::task::Submission::read(&body).unwrap()
+    crate::core::task::Submission::read(Json(&body)).unwrap()
 }
 
 fn status(task: &str, status: &str) -> crate::core::task::StatusChange {
@@ -1084,7 +1085,8 @@ fn task_cancel_answers_settle_the_record() {
 fn guests_with_another_guest_key_inherit_nothing() {
     let (shared, clock) = setup();
     let mut s = tab(&shared, &clock);
-    let guest = |key: &str| Session::from_login(&json!({"userId": null, "guestKey": key})).unwrap();
+    let guest =
+        |key: &str| Session::from_login(Json(&json!({"userId": null, "guestKey": key}))).unwrap();
     s.login(guest("g1")).unwrap();
     // 6.1.0: every guest is user null on one shared channel.
     s.record_job(meta("j1", Value::Null, "chan", "pending"))

@@ -22,7 +22,7 @@ test("the real guard, on jsdom's localStorage", () => {
     code = isGuardError(e) ? e.code : String(e);
   }
   expect(code).toBe("not_job_owner");
-  // jsdom has no structuredClone: arguments are still read as plain data, proxies too.
+  // Arguments are read as JSON.stringify writes them, proxies too.
   guard.login(new Proxy({ userId: 1 }, {}));
   expect(guard.logout()).toEqual({ purged: 1 });
   expect(localStorage.length).toBe(0);
