@@ -228,9 +228,33 @@ async fn a_401_stops_following_until_the_next_login_and_logout_stops_it() {
     g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
         .unwrap();
     g.record_job(ts(js(job("job-1", "running")))).unwrap();
+    // Another tab of the same user (a guard of the same namespace: its BroadcastChannel is
+    // another object, as another tab's is).
+    let same = guard(&ns, &server, json!({"storage": "memory"}));
+    same.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    let heard = |g: &JobGuard| {
+        let seen = js_sys::Array::new();
+        let push =
+            js_sys::Function::new_with_args("c", "this.push(c.type + ':' + c.source)").bind0(&seen);
+        g.subscribe(push.into()).unwrap();
+        seen
+    };
+    let (here, there) = (heard(&g), heard(&same));
     let stop = follow(&g);
     sleep(500).await;
     assert_eq!(server.count(), 1, "one 401, then no more requests");
+    let list = |a: &js_sys::Array| a.iter().map(|v| v.as_string().unwrap()).collect::<Vec<_>>();
+    assert_eq!(list(&here), ["unauthorized:local"], "announced once, here");
+    assert_eq!(
+        list(&there),
+        ["unauthorized:other_tab"],
+        "and to the user's other tabs"
+    );
+    assert!(
+        rust(&same.session().unwrap()).is_object(),
+        "another tab's session is the app's to end"
+    );
     server.set("status", json!(200));
     g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
         .unwrap();

@@ -1,6 +1,6 @@
 //! `follow()`: the guard keeps the session's records current from Superset's event stream,
-//! with one poller for all the tabs of a browser. (Built only with the `follow` feature, which
-//! the package does not turn on yet: docs/building.md.)
+//! with one poller for all the tabs of a browser. (The `follow` feature, on by default and in
+//! the package.)
 //!
 //! The tabs of one origin and namespace elect a leader with the Web Locks API: each tab that
 //! follows asks for the lock `superset-job-guard:<namespace>:follow`, and only the one holding
@@ -291,8 +291,18 @@ async fn once(
             text,
         })) => match classify_poll(status, json, contract, sent_cursor) {
             PollAnswer::SignedOut => {
-                if let Ok(mut guard) = state.try_borrow_mut() {
-                    guard.follow_signed_out = true;
+                // Announced once, to this tab's `subscribe` and to the other tabs' listeners
+                // (the app's cue to sign in again); the next `login` resumes following.
+                let first = match state.try_borrow_mut() {
+                    Ok(mut guard) if !guard.follow_signed_out => {
+                        guard.follow_signed_out = true;
+                        guard.announce(Change::Unauthorized);
+                        true
+                    }
+                    _ => false,
+                };
+                if let (true, Some(listeners)) = (first, listeners.upgrade()) {
+                    Listeners::notify(&listeners, Change::Unauthorized, Source::Local);
                 }
                 Next::Idle
             }

@@ -176,8 +176,9 @@ impl JobGuard {
     }
 
     /// Calls `callback({ type })` when another tab signs out (`"logout"`), signs in as someone
-    /// else (`"user_changed"`) or changes this session's jobs (`"jobs_changed"`). Returns a
-    /// function that unsubscribes.
+    /// else (`"user_changed"`), changes this session's jobs (`"jobs_changed"`) or, following
+    /// the server for this session, met a 401 (`"unauthorized"`). Returns a function that
+    /// unsubscribes.
     #[wasm_bindgen(js_name = onChange, unchecked_return_type = "() => void")]
     pub fn on_change(
         &self,
@@ -193,7 +194,8 @@ impl JobGuard {
     /// Calls `listener({ type, source })` on every change to the session or its records: this
     /// tab's own (`source: "local"`: `login`, `logout`, a record written, an event or status
     /// applied, a cancel settled) and other tabs' (`"other_tab"`, as `onChange` hears them).
-    /// `type` is `"logout"`, `"user_changed"` or `"jobs_changed"`. Returns a function that
+    /// `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (a poll of
+    /// `follow()`, in this tab or another, met a 401). Returns a function that
     /// unsubscribes. A listener that throws, or unsubscribes during a call, breaks neither the
     /// guard nor the other listeners.
     #[wasm_bindgen(unchecked_return_type = "() => void")]

@@ -43,7 +43,8 @@ extern "C" {
 #[tsify(type = "{ readonly type: GuardChangeType; readonly source: GuardChangeSource }")]
 pub struct GuardChange;
 
-/// What changed: a sign-out, another user (or guest), or the session's records.
+/// What changed: a sign-out, another user (or guest), the session's records, or (`follow()`)
+/// the server answering 401 to the session's poll: its login there has ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, tsify::Tsify)]
 #[serde(rename_all = "snake_case")]
 #[tsify(rename = "GuardChangeType")]
@@ -51,6 +52,7 @@ pub enum Change {
     Logout,
     UserChanged,
     JobsChanged,
+    Unauthorized,
 }
 
 impl Change {
@@ -59,6 +61,7 @@ impl Change {
             Change::Logout => "logout",
             Change::UserChanged => "user_changed",
             Change::JobsChanged => "jobs_changed",
+            Change::Unauthorized => "unauthorized",
         }
     }
 
@@ -67,6 +70,7 @@ impl Change {
             "logout" => Some(Change::Logout),
             "user_changed" => Some(Change::UserChanged),
             "jobs_changed" => Some(Change::JobsChanged),
+            "unauthorized" => Some(Change::Unauthorized),
             _ => None,
         }
     }
@@ -281,7 +285,10 @@ impl TabSync {
         };
         let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(change) = read_message(&inner, &dom::data(&event)) {
-                end_session_here(&inner);
+                // A 401 another tab's poll met ends nothing here: the app decides.
+                if change != Change::Unauthorized {
+                    end_session_here(&inner);
+                }
                 Listeners::notify(&listeners, change, Source::OtherTab);
             }
         });
@@ -293,9 +300,10 @@ impl TabSync {
         self.on_message = Some(closure);
     }
 
-    /// Tells the other tabs that this one signed out, or signed in as `session`'s user or guest.
-    /// Sent over the BroadcastChannel, which also reaches tabs that have no localStorage;
-    /// `shared` says whether the change is in localStorage too (its tabs heard it already).
+    /// Tells the other tabs that this one signed out, signed in as `session`'s user or guest,
+    /// or met a 401 polling for `session`. Sent over the BroadcastChannel, which also reaches
+    /// tabs that have no localStorage; `shared` says whether the change is in localStorage too
+    /// (its tabs heard it already; a 401 never is).
     pub fn announce(&mut self, change: Change, session: Option<&Session>, shared: bool) {
         if change == Change::JobsChanged {
             return; // jobs live in localStorage: its storage event carries them
@@ -341,18 +349,19 @@ fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
     let guest = field("guestKey").and_then(|v| v.as_string());
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
-    if shared && guard.store().storage_status().kind != StorageMode::Memory {
+    if shared
+        && change != Change::Unauthorized
+        && guard.store().storage_status().kind != StorageMode::Memory
+    {
         return None;
     }
     let session = guard.store().session()?;
+    let same = session.user_id.as_deref() == user.as_deref()
+        && session.guest_key.as_deref() == guest.as_deref();
     match change {
         Change::Logout => Some(Change::Logout),
-        Change::UserChanged
-            if session.user_id.as_deref() != user.as_deref()
-                || session.guest_key.as_deref() != guest.as_deref() =>
-        {
-            Some(Change::UserChanged)
-        }
+        Change::Unauthorized if same => Some(Change::Unauthorized),
+        Change::UserChanged if !same => Some(Change::UserChanged),
         _ => None,
     }
 }
