@@ -1,12 +1,19 @@
 // Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
 import type { ReactElement, ReactNode } from "react";
-import type { CancelOutcome, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
+import type { CancelOutcome, FollowOptions, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
 
 export interface JobGuardProviderProps {
   /** The guard's options, read once; the provider makes the guard and frees it on unmount. */
   options?: GuardOptions;
   /** Or a guard the app made (and frees itself). */
   guard?: JobGuard;
+  /**
+   * Keep the session's records current from Superset's event stream while mounted
+   * (`guard.follow()`, one poller for all the browser's tabs). Default `true`; `false` for an
+   * app that feeds `applyEvent` / `applyStatusChanges` itself; options set the cadence (read
+   * once).
+   */
+  follow?: boolean | FollowOptions;
   children?: ReactNode;
 }
 

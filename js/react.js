@@ -40,13 +40,27 @@ function makeGuard(options) {
  * package's `init()` before rendering it. A `guard`
  * made by the app may be passed instead; the app frees that one.
  *
+ * While mounted it keeps the session's records current from Superset's event stream
+ * (`guard.follow()`, one poller for all the tabs of the browser), so `useJobs()` rows move from
+ * pending to done with no app code. `follow={false}` turns that off (an app that feeds
+ * `applyEvent` itself); `follow={{ intervalMs, maxIntervalMs }}` sets its cadence (read once).
+ *
  * The free waits for the next task: React's StrictMode unmounts and mounts again at once in
  * development, and the guard must live through that (a remount cancels the pending free).
  * Providers that share a guard (the same options object, rendered together) free it with the
  * last one.
  */
-export function JobGuardProvider({ options, guard: given, children }) {
+export function JobGuardProvider({ options, guard: given, follow = true, children }) {
   const [own] = useState(() => (given ? null : makeGuard(options)));
+  // follow(): on unless `follow={false}`; its options are read once, as `options` are.
+  const [followOptions] = useState(() => (follow === true ? undefined : follow));
+  const following = follow !== false && follow != null;
+  const guard = given ?? own;
+  useEffect(() => {
+    if (!following || freed.has(guard)) return undefined;
+    const stop = guard.follow(followOptions);
+    return () => stop();
+  }, [guard, following, followOptions]);
   useEffect(() => {
     if (!own) return undefined;
     clearTimeout(pendingFree.get(own));
@@ -66,7 +80,7 @@ export function JobGuardProvider({ options, guard: given, children }) {
       );
     };
   }, [own]);
-  return createElement(GuardContext.Provider, { value: given ?? own }, children);
+  return createElement(GuardContext.Provider, { value: guard }, children);
 }
 
 /** The provider's guard. */
@@ -104,8 +118,10 @@ function storeOf(guard) {
       if (!unsubscribe && !freed.has(guard)) {
         unsubscribe = guard.subscribe((change) => {
           version += 1;
-          // A session that ended (here or in another tab) takes its outcomes with it.
-          if (change.type !== "jobs_changed" && outcomes.size > 0) outcomes = NO_OUTCOMES;
+          // A session that ended (here or in another tab) takes its outcomes with it; a 401
+          // met by follow() ends nothing by itself.
+          const ended = change.type === "logout" || change.type === "user_changed";
+          if (ended && outcomes.size > 0) outcomes = NO_OUTCOMES;
           tell();
         });
       }

@@ -181,51 +181,10 @@ async function runChart(name, fail) {
     // Exactly the 202 body.
     const records = contract === "task" ? guard.recordTasks(data) : [guard.recordJob(data)];
     for (const job of records) labels.set(job.job_id, name);
-    if (contract === "task" && status === 202 && !cursor) cursor = data.cursor;
   } catch (e) {
     log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
   }
   render();
-}
-
-// Task status changes, polled like Superset's frontend does (every 500 ms); the cursor lives in
-// memory, as there.
-let cursor = null;
-async function pollTasks() {
-  const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
-  const { status, data } = await call("GET", `/api/v1/task/status_changes${query}`);
-  if (status !== 200) return;
-  cursor = data.cursor;
-  if (guard.applyStatusChanges(data).length > 0) render();
-}
-
-// The async event stream, polled like Superset's frontend does (every 500 ms), keeping its
-// position in Superset's own localStorage key, which guard.logout() clears.
-async function poll() {
-  if (guard.session && contract === "task") {
-    try {
-      await pollTasks();
-    } catch {
-      // Offline for a moment: the next poll catches up.
-    }
-  } else if (guard.session) {
-    const lastId = localStorage.getItem("last_async_event_id");
-    const query = lastId ? `?last_id=${encodeURIComponent(lastId)}` : "";
-    try {
-      const { status, data } = await call("GET", `/api/v1/async_event/${query}`);
-      if (status === 200 && Array.isArray(data.result)) {
-        let changed = false;
-        for (const event of data.result) {
-          changed = guard.applyEvent(event) !== null || changed;
-          localStorage.setItem("last_async_event_id", event.id);
-        }
-        if (changed) render();
-      }
-    } catch {
-      // Offline for a moment: the next poll catches up.
-    }
-  }
-  setTimeout(poll, 500);
 }
 
 $("login").addEventListener("click", () => signIn($("user").value));
@@ -238,10 +197,13 @@ $("forge").addEventListener("submit", (e) => {
   const jobId = $("job-id").value.trim();
   if (jobId) cancel(jobId);
 });
-// Another tab signed out, signed in as someone else, or changed this session's jobs.
-guard.onChange((change) => {
-  if (change.type === "logout") log("Signed out in another tab", "refused");
-  if (change.type === "user_changed") log("Another user signed in in another tab", "refused");
+// Every change, this tab's (follow() applying an event here) and other tabs' (a sign-out, another
+// user, their records).
+guard.subscribe((change) => {
+  const elsewhere = change.source === "other_tab";
+  if (elsewhere && change.type === "logout") log("Signed out in another tab", "refused");
+  if (elsewhere && change.type === "user_changed") log("Another user signed in in another tab", "refused");
+  if (change.type === "unauthorized") log("The server's session has ended: sign in again", "refused");
   render();
 });
 
@@ -255,5 +217,7 @@ if (me.user || me.guestToken) {
   guard.logout(); // the server session ended (expired or signed out elsewhere)
 }
 render();
-poll();
+// The guard polls Superset's event stream itself (async events, or the task framework's status
+// changes), one tab of the browser for all: every change it applies re-renders below.
+guard.follow();
 document.body.dataset.ready = "true";

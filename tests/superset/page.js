@@ -6,9 +6,14 @@ import init, { JobGuard } from "/guard/js/index.js";
 await init();
 
 let csrf = null;
+// Every URL the guard requested (its cancels and follow()'s polls), in order.
+const requested = [];
 const guard = new JobGuard({
   // Superset checks CSRF on every POST but chart data: the cancel carries the token.
-  fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } }),
+  fetch: (url, init) => {
+    requested.push(String(url));
+    return fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
+  },
   retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
 });
 
@@ -65,6 +70,25 @@ window.flow = {
     }
     return { record: guard.job(jobId), events, timedOut: true };
   },
+  /** Starts follow() (Superset's own cadence unless told). */
+  follow(options) {
+    window.flow.stop = guard.follow(options);
+  },
+  stopFollowing: () => window.flow.stop?.(),
+  /** Waits, without polling, until follow() has brought the job's record to a final status. */
+  async waitUntilFinished(jobId, timeoutMs = 60_000) {
+    const end = Date.now() + timeoutMs;
+    while (Date.now() < end) {
+      const record = guard.job(jobId);
+      if (record && ["done", "error", "cancelled"].includes(record.status)) {
+        return { record };
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return { record: guard.job(jobId), timedOut: true };
+  },
+  /** The polls of the event stream this page's guard made. */
+  polls: () => requested.filter((u) => new URL(u, location.href).pathname === "/api/v1/async_event/"),
   cancel: (jobId) => guard.cancel(jobId),
   checkCancel: (jobId) => guard.checkCancel(jobId),
   jobs: () => guard.jobs(),

@@ -328,6 +328,38 @@ test("records the real 202 body for the signed-in user and channel, and applies 
   await context.close();
 });
 
+test("follow(): two tabs, one poller; the real job reaches its final status with no app polling, and the cursor is Superset's last_async_event_id", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const tabs = [await openFlow(context), await openFlow(context)];
+  for (const tab of tabs) assert.equal((await tab.evaluate(() => window.flow.signIn())).status, 200);
+  for (const tab of tabs) await tab.evaluate(() => window.flow.follow());
+  const { record } = await tabs[1].evaluate(() => window.flow.runChart());
+  assert.equal(record.status, "pending");
+  const finished = await Promise.all(tabs.map((tab) => tab.evaluate((id) => window.flow.waitUntilFinished(id), record.job_id)));
+  for (const { record: r, timedOut } of finished) {
+    assert.ok(!timedOut, "follow() brought the record to its final status");
+    assert.equal(r.status, "done");
+    assert.match(r.result_url, /^\/api\/v1\/chart\/data\/qc-/);
+  }
+  const polls = await Promise.all(tabs.map((tab) => tab.evaluate(() => window.flow.polls())));
+  assert.equal(polls.filter((p) => p.length > 0).length, 1, `one tab polled: ${polls.map((p) => p.length)}`);
+  // The cursor is Superset's own key: the id of the job's event in Superset's stream.
+  const stored = await tabs[0].evaluate(() => localStorage.getItem("last_async_event_id"));
+  const stream = await tabs[0].evaluate(async () => (await (await fetch("/api/v1/async_event/")).json()).result);
+  const event = stream.find((e) => e.job_id === record.job_id);
+  assert.ok(event, "the job's event is in the stream");
+  assert.equal(stored, event.id, "the cursor is the job's event, the stream's last");
+  assert.equal(stream.at(-1).id, event.id);
+  // Nothing running: the poller goes quiet.
+  const before = polls.flat().length;
+  await new Promise((r) => setTimeout(r, 1500));
+  const after = (await Promise.all(tabs.map((tab) => tab.evaluate(() => window.flow.polls().length)))).reduce((a, b) => a + b);
+  assert.equal(after, before, "no polls with no running record");
+  for (const tab of tabs) assert.deepEqual(tab.errors, []);
+  await context.close();
+});
+
 test("cancel: 6.1.0 has no endpoint; its HTML 404 is `unsupported`, sent once, and the job is kept", { skip }, async () => {
   const context = await browser.newContext();
   await signIn(context, "alice");

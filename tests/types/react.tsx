@@ -65,9 +65,13 @@ export async function app() {
       <Jobs />
     </JobGuardProvider>
   );
+  const quiet = <JobGuardProvider options={{}} follow={false} />;
+  const slow = <JobGuardProvider options={{}} follow={{ intervalMs: 2000 }} />;
   // @ts-expect-error options are the guard's, typed
   const bad = <JobGuardProvider options={{ contract: "tasks" }} />;
+  // @ts-expect-error follow is a boolean or follow's options
+  const wrong = <JobGuardProvider follow="yes" />;
   // @ts-expect-error useCancel takes a job id
   useCancel(5);
-  return [element, bad];
+  return [element, quiet, slow, bad, wrong];
 }

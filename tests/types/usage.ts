@@ -58,10 +58,15 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   const reason: string | null = guard.storage.reason;
   const removed: number = guard.stats().removed.foreignOwner + guard.stats().keptInMemory;
   const unsubscribe: () => void = guard.onChange((change) => {
-    const kind: "logout" | "user_changed" | "jobs_changed" = change.type;
+    const kind: "logout" | "user_changed" | "jobs_changed" | "unauthorized" = change.type;
     text += kind;
   });
   unsubscribe();
+  const stop: () => void = guard.follow();
+  stop();
+  guard.follow({ intervalMs: 1000, maxIntervalMs: 60000 })();
+  // @ts-expect-error follow's options are typed
+  guard.follow({ interval: 1000 });
   text += `${where}${reason}${removed}`;
 
   const withHttp = new JobGuard({

@@ -52,25 +52,6 @@ export function App({ me }) {
     };
   }, [guard, me]);
 
-  // Task status, polled as Superset's frontend does.
-  useEffect(() => {
-    let cursor = null;
-    const timer = setInterval(async () => {
-      if (!guard.session) return;
-      if (api.contract === "task") {
-        const { status, data } = await api.call("GET", `/api/v1/task/status_changes${cursor ? `?cursor=${cursor}` : ""}`);
-        if (status === 200) {
-          cursor = data.cursor;
-          guard.applyStatusChanges(data);
-        }
-      } else {
-        const { status, data } = await api.call("GET", "/api/v1/async_event/");
-        if (status === 200) for (const event of data.result) guard.applyEvent(event);
-      }
-    }, 500);
-    return () => clearInterval(timer);
-  }, [guard]);
-
   async function signIn(user) {
     const { status } = await api.call("POST", "/login", { user });
     if (status !== 200) return setNote(`Sign-in failed (HTTP ${status})`);

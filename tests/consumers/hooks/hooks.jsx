@@ -8,7 +8,8 @@ import { flushSync } from "react-dom";
 
 await init();
 const calls = [];
-// The first request never answers (whatever its signal says); the others answer 200.
+// The first request never answers (whatever its signal says); the others answer 200. The
+// provider does not follow the event stream here (follow={false}): only cancels are requested.
 function fetch(url) {
   calls.push(String(url));
   if (calls.length === 1) return new Promise(() => {});
@@ -30,7 +31,7 @@ const root = createRoot(document.getElementById("root"));
 const show = (jobId) =>
   flushSync(() =>
     root.render(
-      <JobGuardProvider guard={guard}>
+      <JobGuardProvider guard={guard} follow={false}>
         <Probe jobId={jobId} />
       </JobGuardProvider>,
     ),
