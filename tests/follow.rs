@@ -221,6 +221,35 @@ async fn one_guard_of_the_origin_polls_and_another_takes_over_when_it_stops() {
 }
 
 #[wasm_bindgen_test]
+async fn a_logout_in_another_tab_stops_the_leader() {
+    let ns = fresh("follow-logout-elsewhere");
+    storage().remove_item("last_async_event_id").unwrap();
+    let server = Server::new(json!({"status": 200, "events": []}));
+    // Two guards of one namespace in one page: each has its own BroadcastChannel object, as two
+    // tabs have, and they share localStorage.
+    let leader = guard(&ns, &server, json!({}));
+    let other = guard(&ns, &server, json!({}));
+    leader
+        .login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    leader.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let stop = follow(&leader);
+    sleep(400).await;
+    assert!(server.count() >= 2, "the leader polls");
+    other.logout().unwrap();
+    sleep(100).await;
+    let after = server.count();
+    sleep(700).await;
+    assert_eq!(
+        server.count(),
+        after,
+        "no polls once another tab signed out"
+    );
+    assert!(rust(&leader.session().unwrap()).is_null());
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+#[wasm_bindgen_test]
 async fn a_401_stops_following_until_the_next_login_and_logout_stops_it() {
     let ns = fresh("follow-401");
     let server = Server::new(json!({"status": 401, "events": []}));
