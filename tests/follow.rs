@@ -250,7 +250,7 @@ async fn a_logout_in_another_tab_stops_the_leader() {
 }
 
 #[wasm_bindgen_test]
-async fn a_401_stops_following_until_the_next_login_and_logout_stops_it() {
+async fn a_401_stops_following_until_the_next_login_in_any_tab_and_logout_stops_it() {
     let ns = fresh("follow-401");
     let server = Server::new(json!({"status": 401, "events": []}));
     let g = guard(&ns, &server, json!({"storage": "memory"}));
@@ -285,10 +285,14 @@ async fn a_401_stops_following_until_the_next_login_and_logout_stops_it() {
         "another tab's session is the app's to end"
     );
     server.set("status", json!(200));
-    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+    // The user signs in again in the other tab, not the one that polled: it resumes there.
+    same.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
         .unwrap();
     sleep(300).await;
-    assert!(server.count() >= 2, "the next login resumes it");
+    assert!(
+        server.count() >= 2,
+        "the next login, in any tab of the session, resumes it"
+    );
     g.logout().unwrap();
     let out = server.count();
     sleep(400).await;

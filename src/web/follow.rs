@@ -29,7 +29,7 @@ use super::dom;
 use super::random::MathRandom;
 use super::state::Inner;
 use super::storage;
-use super::tabs::{Change, Listeners, Source};
+use super::tabs::{Change, Listeners, Source, TabHost};
 use crate::core::clock::Clock;
 use crate::core::fallback::StorageMode;
 use crate::core::follow::{
@@ -87,12 +87,11 @@ pub fn start(
     Ok(stop)
 }
 
-/// A login: a follow that a 401 stopped resumes (woken outside the borrow).
-pub fn signed_in(inner: &Rc<RefCell<Inner>>) {
+/// A login, or the end of the session: a follow that a 401 stopped resumes (woken outside the
+/// borrow); without a session it waits, as any follow does, for the next login.
+pub fn resume(inner: &Rc<RefCell<Inner>>) {
     let wake = match inner.try_borrow_mut() {
-        Ok(mut guard) => std::mem::take(&mut guard.follow_signed_out)
-            .then(|| guard.follow_wake.clone())
-            .flatten(),
+        Ok(mut guard) => guard.resume_follow(),
         Err(_) => None,
     };
     if let Some(wake) = wake {

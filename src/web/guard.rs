@@ -247,6 +247,12 @@ impl JobGuard {
                 g.announce(Change::UserChanged);
                 g.end_cancels()
             } else {
+                // The same session again: a follow a 401 stopped in another tab resumes there
+                // (a new identity reaches the other tabs as `user_changed`, which does so too).
+                #[cfg(feature = "follow")]
+                if let Some(tabs) = g.tabs.as_mut() {
+                    tabs.signed_in(&who);
+                }
                 None
             };
             Ok((signed, switched, in_flight))
@@ -256,7 +262,7 @@ impl JobGuard {
         }
         // A follow that a 401 stopped resumes.
         #[cfg(feature = "follow")]
-        super::follow::signed_in(&self.inner);
+        super::follow::resume(&self.inner);
         if switched {
             self.changed(Change::UserChanged);
         } else if signed.changed {
@@ -284,6 +290,9 @@ impl JobGuard {
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }
+        // A 401's stop ends with the session: the next login, in any tab, follows again.
+        #[cfg(feature = "follow")]
+        super::follow::resume(&self.inner);
         if removed {
             self.changed(Change::Logout);
         }

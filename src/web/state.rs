@@ -66,4 +66,16 @@ impl TabHost for Inner {
     fn end_cancels(&mut self) -> Option<AbortController> {
         self.logout.take()
     }
+
+    #[cfg(feature = "follow")]
+    fn resume_follow(&mut self) -> Option<js_sys::Function> {
+        std::mem::take(&mut self.follow_signed_out)
+            .then(|| self.follow_wake.clone())
+            .flatten()
+    }
+
+    #[cfg(not(feature = "follow"))]
+    fn resume_follow(&mut self) -> Option<js_sys::Function> {
+        None
+    }
 }

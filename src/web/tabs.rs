@@ -23,6 +23,9 @@ pub trait TabHost: 'static {
     /// Takes the controller whose abort ends every cancel in flight (to abort it outside the
     /// borrow).
     fn end_cancels(&mut self) -> Option<AbortController>;
+    /// A login of this session in another tab: a `follow()` that a 401 stopped here resumes;
+    /// the function that wakes it (to call outside the borrow).
+    fn resume_follow(&mut self) -> Option<Function>;
 }
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
@@ -284,7 +287,11 @@ impl TabSync {
             return;
         };
         let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            if let Some(change) = read_message(&inner, &dom::data(&event)) {
+            let data = dom::data(&event);
+            if signed_in_elsewhere(&inner, &data) {
+                return;
+            }
+            if let Some(change) = read_message(&inner, &data) {
                 // A 401 another tab's poll met ends nothing here: the app decides.
                 if change != Change::Unauthorized {
                     end_session_here(&inner);
@@ -308,12 +315,23 @@ impl TabSync {
         if change == Change::JobsChanged {
             return; // jobs live in localStorage: its storage event carries them
         }
+        self.post(change.as_str(), session, shared);
+    }
+
+    /// Tells the other tabs that this one signed `session` in again (the same user or guest):
+    /// a `follow()` a 401 stopped in one of them resumes, wherever the user signed in.
+    #[cfg(feature = "follow")]
+    pub fn signed_in(&mut self, session: &Session) {
+        self.post(SIGNED_IN, Some(session), false);
+    }
+
+    fn post(&mut self, kind: &str, session: Option<&Session>, shared: bool) {
         self.open_channel();
         let Some(channel) = &self.channel else {
             return;
         };
         let message = Object::new();
-        let _ = Reflect::set(&message, &"type".into(), &change.as_str().into());
+        let _ = Reflect::set(&message, &"type".into(), &kind.into());
         let _ = Reflect::set(&message, &"shared".into(), &shared.into());
         let text = |v: Option<&str>| v.map_or(JsValue::NULL, JsValue::from_str);
         let user = session.and_then(|s| s.user_id.as_deref());
@@ -336,6 +354,41 @@ impl Drop for TabSync {
         }
         self.on_message = None;
     }
+}
+
+/// The message type of [`TabSync::signed_in`].
+const SIGNED_IN: &str = "signed_in";
+
+/// Whether `data` is another tab's [`TabSync::signed_in`]; if it is, and of this tab's session,
+/// a `follow()` a 401 stopped here resumes.
+fn signed_in_elsewhere(inner: &Host, data: &JsValue) -> bool {
+    let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
+    if field("type").and_then(|t| t.as_string()).as_deref() != Some(SIGNED_IN) {
+        return false;
+    }
+    let user = field("userId").and_then(|v| v.as_string());
+    let guest = field("guestKey").and_then(|v| v.as_string());
+    let Some(inner) = inner.upgrade() else {
+        return true;
+    };
+    let wake = match inner.try_borrow_mut() {
+        Ok(mut guard) => {
+            let same = guard.store().session().is_some_and(|s| {
+                s.user_id.as_deref() == user.as_deref()
+                    && s.guest_key.as_deref() == guest.as_deref()
+            });
+            if same {
+                guard.resume_follow()
+            } else {
+                None
+            }
+        }
+        Err(_) => None,
+    };
+    if let Some(wake) = wake {
+        let _ = wake.call0(&JsValue::UNDEFINED);
+    }
+    true
 }
 
 /// What a message from another tab means for this guard: a logout, or a sign-in as another
@@ -414,10 +467,15 @@ fn end_session_here(inner: &Host) {
         } else {
             guard.store().forget_memory();
         }
-        guard.end_cancels()
+        // A 401's stop ends with the session: the next login, in any tab, follows again.
+        (guard.end_cancels(), guard.resume_follow())
     };
+    let (in_flight, wake) = in_flight;
     // Outside the borrow: abort listeners run synchronously.
     if let Some(controller) = in_flight {
         dom::abort(&controller);
+    }
+    if let Some(wake) = wake {
+        let _ = wake.call0(&JsValue::UNDEFINED);
     }
 }

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 
 import { start } from "../../www/server.mjs";
 import { launch } from "./browser.mjs";
-import { open, signIn, startJob } from "./dashboard.mjs";
+import { open, signIn, signOut, startJob } from "./dashboard.mjs";
 
 let browser;
 
@@ -66,6 +66,16 @@ for (const contract of ["async_event", "task"]) {
       await finishedEverywhere(rest, next, FINAL[contract]);
       const took = rest.filter((p, i) => p.polls.length > before[i]);
       assert.equal(took.length, 1, `one tab took over: ${rest.map((p, i) => p.polls.length - before[i])}`);
+
+      // Signed out and in again in the tab that does not poll: the poller follows the new
+      // session's job (it learns of both through storage).
+      const quiet = rest.find((p) => p !== took[0]);
+      await signOut(quiet);
+      for (const page of rest) await page.waitForSelector("body[data-signed-in=false]");
+      await signIn(quiet, "1");
+      for (const page of rest) await page.waitForSelector("body[data-signed-in=true]");
+      const third = await startJob(quiet);
+      await finishedEverywhere(rest, third, FINAL[contract]);
       for (const page of tabs) assert.deepEqual(page.errors, []);
       await context.close();
     } finally {
