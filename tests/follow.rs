@@ -270,6 +270,9 @@ async fn a_401_stops_following_until_the_next_login_in_any_tab_and_logout_stops_
         seen
     };
     let (here, there) = (heard(&g), heard(&same));
+    // The other tab's login reaches this one by a channel message, a moment later: a login
+    // heard after a 401 resumes the follow, so let it arrive first.
+    sleep(50).await;
     let stop = follow(&g);
     sleep(500).await;
     assert_eq!(server.count(), 1, "one 401, then no more requests");
@@ -292,6 +295,23 @@ async fn a_401_stops_following_until_the_next_login_in_any_tab_and_logout_stops_
     assert!(
         server.count() >= 2,
         "the next login, in any tab of the session, resumes it"
+    );
+    // Another 401; then a tab opens (a reload) and signs in at once, before its channel to
+    // the other tabs has opened: the message waits for it, and the poller resumes.
+    server.set("status", json!(401));
+    sleep(400).await;
+    let stopped = server.count();
+    sleep(300).await;
+    assert_eq!(server.count(), stopped, "stopped by the second 401");
+    server.set("status", json!(200));
+    let reloaded = guard(&ns, &server, json!({"storage": "memory"}));
+    reloaded
+        .login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    sleep(300).await;
+    assert!(
+        server.count() > stopped,
+        "a new tab's first login resumes it"
     );
     g.logout().unwrap();
     let out = server.count();

@@ -213,6 +213,9 @@ pub struct TabSync {
     on_storage: Option<Closure<dyn FnMut(StorageEvent)>>,
     /// What opening the channel needs, until it is open (pages only).
     opener: Option<Opener>,
+    /// A [`signed_in`](Self::signed_in) made before the channel opened, sent when it opens.
+    #[cfg(feature = "follow")]
+    pending_signed_in: Option<Session>,
 }
 
 /// The channel's name and what its messages reach.
@@ -270,6 +273,8 @@ impl TabSync {
             on_message: None,
             on_storage,
             opener,
+            #[cfg(feature = "follow")]
+            pending_signed_in: None,
         }
     }
 
@@ -305,6 +310,10 @@ impl TabSync {
         }
         self.channel = Some(channel);
         self.on_message = Some(closure);
+        #[cfg(feature = "follow")]
+        if let Some(session) = self.pending_signed_in.take() {
+            self.post(SIGNED_IN, Some(&session), false);
+        }
     }
 
     /// Tells the other tabs that this one signed out, signed in as `session`'s user or guest,
@@ -320,9 +329,16 @@ impl TabSync {
 
     /// Tells the other tabs that this one signed `session` in again (the same user or guest):
     /// a `follow()` a 401 stopped in one of them resumes, wherever the user signed in.
+    /// Before the channel has opened (it opens in a microtask after the constructor: a page's
+    /// first login comes before), the message waits for it, so a login does not pay for
+    /// opening a channel at once.
     #[cfg(feature = "follow")]
     pub fn signed_in(&mut self, session: &Session) {
-        self.post(SIGNED_IN, Some(session), false);
+        if self.channel.is_none() && self.opener.is_some() {
+            self.pending_signed_in = Some(session.clone());
+        } else {
+            self.post(SIGNED_IN, Some(session), false);
+        }
     }
 
     fn post(&mut self, kind: &str, session: Option<&Session>, shared: bool) {
@@ -359,17 +375,20 @@ impl Drop for TabSync {
 /// The message type of [`TabSync::signed_in`].
 const SIGNED_IN: &str = "signed_in";
 
-/// Whether `data` is another tab's [`TabSync::signed_in`]; if it is, and of this tab's session,
-/// a `follow()` a 401 stopped here resumes.
+/// Whether `data` is another tab's [`TabSync::signed_in`]. That, or a `user_changed` naming
+/// this tab's own session (another tab's first login as the same user), resumes a `follow()`
+/// a 401 stopped here; a `user_changed` is then read as any message is (`false`).
 fn signed_in_elsewhere(inner: &Host, data: &JsValue) -> bool {
     let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
-    if field("type").and_then(|t| t.as_string()).as_deref() != Some(SIGNED_IN) {
+    let kind = field("type").and_then(|t| t.as_string());
+    let consumed = kind.as_deref() == Some(SIGNED_IN);
+    if !consumed && kind.as_deref() != Some(Change::UserChanged.as_str()) {
         return false;
     }
     let user = field("userId").and_then(|v| v.as_string());
     let guest = field("guestKey").and_then(|v| v.as_string());
     let Some(inner) = inner.upgrade() else {
-        return true;
+        return consumed;
     };
     let wake = match inner.try_borrow_mut() {
         Ok(mut guard) => {
@@ -388,7 +407,7 @@ fn signed_in_elsewhere(inner: &Host, data: &JsValue) -> bool {
     if let Some(wake) = wake {
         let _ = wake.call0(&JsValue::UNDEFINED);
     }
-    true
+    consumed
 }
 
 /// What a message from another tab means for this guard: a logout, or a sign-in as another
