@@ -320,6 +320,35 @@ async fn a_401_stops_following_until_the_next_login_in_any_tab_and_logout_stops_
     stop.call0(&JsValue::UNDEFINED).unwrap();
 }
 
+#[wasm_bindgen_test]
+async fn a_tab_that_takes_over_after_a_401_waits_for_the_next_login() {
+    let ns = fresh("follow-401-hand-over");
+    storage().remove_item("last_async_event_id").unwrap();
+    let server = Server::new(json!({"status": 401, "events": []}));
+    let a = guard(&ns, &server, json!({}));
+    let b = guard(&ns, &server, json!({}));
+    a.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    a.record_job(ts(js(job("job-1", "running")))).unwrap();
+    sleep(50).await;
+    let stop_a = follow(&a);
+    sleep(50).await;
+    let stop_b = follow(&b);
+    sleep(400).await;
+    assert_eq!(server.count(), 1, "the leader's one 401");
+    // The polling tab goes; the next in line heard the 401 and does not poll it again.
+    stop_a.call0(&JsValue::UNDEFINED).unwrap();
+    sleep(500).await;
+    assert_eq!(server.count(), 1, "the new leader waits for a login");
+    server.set("status", json!(200));
+    b.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    sleep(300).await;
+    assert!(server.count() >= 2, "the login resumes the new leader");
+    stop_b.call0(&JsValue::UNDEFINED).unwrap();
+    a.logout().unwrap();
+}
+
 const TA: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
 const TB: &str = "2b1e0c5d-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
 

@@ -78,4 +78,11 @@ impl TabHost for Inner {
     fn resume_follow(&mut self) -> Option<js_sys::Function> {
         None
     }
+
+    fn stop_follow(&mut self) {
+        #[cfg(feature = "follow")]
+        {
+            self.follow_signed_out = true;
+        }
+    }
 }

@@ -26,6 +26,9 @@ pub trait TabHost: 'static {
     /// A login of this session in another tab: a `follow()` that a 401 stopped here resumes;
     /// the function that wakes it (to call outside the borrow).
     fn resume_follow(&mut self) -> Option<Function>;
+    /// Another tab's poll of this session met a 401: a `follow()` here stays stopped too until
+    /// the next login, so a tab that takes over does not poll (and announce) again.
+    fn stop_follow(&mut self);
 }
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
@@ -297,8 +300,15 @@ impl TabSync {
                 return;
             }
             if let Some(change) = read_message(&inner, &data) {
-                // A 401 another tab's poll met ends nothing here: the app decides.
-                if change != Change::Unauthorized {
+                // A 401 another tab's poll met ends nothing here (the app decides), and stops
+                // this tab's follow until the next login.
+                if change == Change::Unauthorized {
+                    if let Some(inner) = inner.upgrade() {
+                        if let Ok(mut guard) = inner.try_borrow_mut() {
+                            guard.stop_follow();
+                        }
+                    }
+                } else {
                     end_session_here(&inner);
                 }
                 Listeners::notify(&listeners, change, Source::OtherTab);
