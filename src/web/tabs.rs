@@ -295,11 +295,13 @@ impl TabSync {
             return;
         };
         let closure = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            let data = dom::data(&event);
-            if signed_in_elsewhere(&inner, &data) {
+            let Some(message) = Message::read(&dom::data(&event)) else {
+                return;
+            };
+            if signed_in_elsewhere(&inner, &message) {
                 return;
             }
-            if let Some(change) = read_message(&inner, &data) {
+            if let Some(change) = read_message(&inner, &message) {
                 // A 401 another tab's poll met ends nothing here (the app decides), and stops
                 // this tab's follow until the next login.
                 if change == Change::Unauthorized {
@@ -385,61 +387,67 @@ impl Drop for TabSync {
 /// The message type of [`TabSync::signed_in`].
 const SIGNED_IN: &str = "signed_in";
 
-/// Whether `data` is another tab's [`TabSync::signed_in`]. That, or a `user_changed` naming
+/// A message from another tab, as [`TabSync::post`] writes it.
+struct Message {
+    kind: String,
+    shared: bool,
+    user: Option<String>,
+    guest: Option<String>,
+}
+
+impl Message {
+    fn read(data: &JsValue) -> Option<Self> {
+        let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
+        Some(Message {
+            kind: field("type")?.as_string()?,
+            shared: field("shared").and_then(|v| v.as_bool()).unwrap_or(false),
+            user: field("userId").and_then(|v| v.as_string()),
+            guest: field("guestKey").and_then(|v| v.as_string()),
+        })
+    }
+
+    /// Whether it names `session`'s user or guest.
+    fn names(&self, session: &Session) -> bool {
+        session.user_id.as_deref() == self.user.as_deref()
+            && session.guest_key.as_deref() == self.guest.as_deref()
+    }
+}
+
+/// Whether `message` is another tab's [`TabSync::signed_in`]. That, or a `user_changed` naming
 /// this tab's own session (another tab's first login as the same user), resumes a `follow()`
 /// a 401 stopped here; a `user_changed` is then read as any message is (`false`).
-fn signed_in_elsewhere(inner: &Host, data: &JsValue) -> bool {
-    let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
-    let kind = field("type").and_then(|t| t.as_string());
-    let consumed = kind.as_deref() == Some(SIGNED_IN);
-    if !consumed && kind.as_deref() != Some(Change::UserChanged.as_str()) {
+fn signed_in_elsewhere(inner: &Host, message: &Message) -> bool {
+    let consumed = message.kind == SIGNED_IN;
+    if !consumed && message.kind != Change::UserChanged.as_str() {
         return false;
     }
-    let user = field("userId").and_then(|v| v.as_string());
-    let guest = field("guestKey").and_then(|v| v.as_string());
     let Some(inner) = inner.upgrade() else {
         return consumed;
     };
-    let wake = match inner.try_borrow_mut() {
-        Ok(mut guard) => {
-            let same = guard.store().session().is_some_and(|s| {
-                s.user_id.as_deref() == user.as_deref()
-                    && s.guest_key.as_deref() == guest.as_deref()
-            });
-            if same {
-                guard.resume_follow()
-            } else {
-                None
-            }
-        }
-        Err(_) => None,
-    };
+    let wake = inner.try_borrow_mut().ok().and_then(|mut guard| {
+        let ours = guard.store().session().is_some_and(|s| message.names(&s));
+        ours.then(|| guard.resume_follow()).flatten()
+    });
     if let Some(wake) = wake {
         let _ = wake.call0(&JsValue::UNDEFINED);
     }
     consumed
 }
 
-/// What a message from another tab means for this guard: a logout, or a sign-in as another
-/// user than this tab's session. `None` when this tab already heard it by storage event, has
-/// no session, or the same user signed in.
-fn read_message(inner: &Host, data: &JsValue) -> Option<Change> {
-    let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
-    let change = Change::parse(&field("type")?.as_string()?)?;
-    let shared = field("shared").and_then(|v| v.as_bool()).unwrap_or(false);
-    let user = field("userId").and_then(|v| v.as_string());
-    let guest = field("guestKey").and_then(|v| v.as_string());
+/// What a message from another tab means for this guard: a logout, a sign-in as another user
+/// than this tab's session, or a 401 another tab's poll of this session met. `None` when this
+/// tab already heard it by storage event, has no session, or the same user signed in.
+fn read_message(inner: &Host, message: &Message) -> Option<Change> {
+    let change = Change::parse(&message.kind)?;
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
-    if shared
+    if message.shared
         && change != Change::Unauthorized
         && guard.store().storage_status().kind != StorageMode::Memory
     {
         return None;
     }
-    let session = guard.store().session()?;
-    let same = session.user_id.as_deref() == user.as_deref()
-        && session.guest_key.as_deref() == guest.as_deref();
+    let same = message.names(&guard.store().session()?);
     match change {
         Change::Logout => Some(Change::Logout),
         Change::Unauthorized if same => Some(Change::Unauthorized),
