@@ -221,8 +221,7 @@ mod tests {
             kind: RecordKind::Job {
                 channel_id: channel.into(),
                 status,
-                errors: vec![],
-                result_url: None,
+                details: Default::default(),
             },
         }
     }

@@ -165,26 +165,253 @@ pub const MAX_TAB_IDS: usize = 16;
 /// Largest stored record (its JSON): anything bigger is treated as forged or corrupt.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024;
 
-/// Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
-/// (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for guests.
-// Read through `MetadataWire` and validated, with `user_id` normalised to a string, or none
-// for guest and anonymous users. (The `///` lines are the TypeScript declaration's doc too.)
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(try_from = "MetadataWire")]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-pub struct JobMetadata {
-    pub channel_id: ChannelId,
-    pub job_id: JobId,
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "string | number | null"))]
-    pub user_id: Option<UserId>,
-    pub status: JobStatus,
-    #[cfg_attr(
-        target_arch = "wasm32",
-        tsify(optional, type = "AsyncJobError[] | null")
-    )]
-    pub errors: Vec<Value>,
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "string | null"))]
-    pub result_url: Option<String>,
+/// Declares every shape that holds an async_event job's further fields (Superset's metadata
+/// after its ids and status, kept as it came) from one list of them, so that a field is added
+/// to the record in one place: [`JobMetadata`] (what the app passes; its TypeScript declaration
+/// gives each field as optional, of the type after `given`), `MetadataWire` (the same as it
+/// arrives: each a [`Field`] of the type in parentheses, checked by the function before them,
+/// whose message names the field), [`JobDetails`] (what a job's record keeps, which each event
+/// replaces), `StoredRecord` (the `v1` format: the fields after `status`, in the list's order,
+/// of the TypeScript type after `ts`) and `RecordWire` (a stored record as read: each field
+/// optional, of the type in parentheses, checked as the app's metadata is).
+macro_rules! job_models {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident: $ty:ty = $check:ident($wire:ty), ts $ts:literal, given $given:literal;
+    )+) => {
+        /// Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
+        /// (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for
+        /// guests.
+        // Read through `MetadataWire` and validated, with `user_id` normalised to a string, or
+        // none for guest and anonymous users. (The `///` lines are the TypeScript declaration's
+        // doc too.)
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[serde(try_from = "MetadataWire")]
+        #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+        pub struct JobMetadata {
+            pub channel_id: ChannelId,
+            pub job_id: JobId,
+            #[cfg_attr(target_arch = "wasm32", tsify(type = "string | number | null"))]
+            pub user_id: Option<UserId>,
+            pub status: JobStatus,
+            $(
+                $(#[doc = $doc])*
+                #[cfg_attr(target_arch = "wasm32", tsify(optional, type = $given))]
+                pub $name: $ty,
+            )+
+        }
+
+        /// What a job's record keeps of Superset's metadata beyond its ids and status: each
+        /// event replaces it whole. A task has none (the defaults).
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct JobDetails {
+            $(
+                $(#[doc = $doc])*
+                pub $name: $ty,
+            )+
+        }
+
+        impl JobMetadata {
+            /// The metadata as a record keeps it: its channel, status and details.
+            fn into_parts(self) -> (JobId, Option<UserId>, ChannelId, JobStatus, JobDetails) {
+                let details = JobDetails { $($name: self.$name,)+ };
+                (self.job_id, self.user_id, self.channel_id, self.status, details)
+            }
+        }
+
+        /// Metadata as it arrives, before validation. Unknown fields, such as an event's `id`,
+        /// are ignored.
+        #[derive(Default, Deserialize)]
+        #[serde(default)]
+        struct MetadataWire {
+            channel_id: Field<String>,
+            job_id: Field<String>,
+            user_id: Field<MaybeUser>,
+            status: Field<StatusName<JobStatus>>,
+            $($name: Field<$wire>,)+
+        }
+
+        impl TryFrom<MetadataWire> for JobMetadata {
+            type Error = String;
+
+            fn try_from(w: MetadataWire) -> Result<Self, String> {
+                let (channel_id, job_id, user_id, status) =
+                    check_head(w.channel_id, w.job_id, w.user_id, w.status)?;
+                Ok(Self {
+                    channel_id,
+                    job_id,
+                    user_id,
+                    status,
+                    $($name: $check(w.$name, stringify!($name))?,)+
+                })
+            }
+        }
+
+        /// A record as it is stored and as JS sees it: Superset's snake_case field names, in
+        /// this order (the `v1` format). A task has `channel_id: null` and its details'
+        /// defaults (no errors, no result URL); a guest's record carries `guest_key`; a task
+        /// its `tab_ids`. Both are left out when empty, so a user's job record is written
+        /// exactly as before tasks and guests had them.
+        ///
+        /// Its TypeScript declaration, `JobRecordFields`, is what both kinds have;
+        /// `AsyncJobRecord` and `TaskRecord` narrow it by kind.
+        #[derive(Serialize)]
+        #[cfg_attr(
+            target_arch = "wasm32",
+            derive(tsify::Tsify),
+            tsify(rename = "JobRecordFields", missing_as_null)
+        )]
+        struct StoredRecord<'a> {
+            /// The job's channel; `null` for a task.
+            channel_id: Option<&'a ChannelId>,
+            /// The job's id, or the task's uuid.
+            job_id: &'a JobId,
+            /// The creator's user id as a string; `null` for guest and anonymous sessions.
+            user_id: &'a Option<UserId>,
+            #[cfg_attr(target_arch = "wasm32", tsify(type = "JobStatus | TaskStatus"))]
+            status: &'static str,
+            $(
+                $(#[doc = $doc])*
+                #[cfg_attr(target_arch = "wasm32", tsify(type = $ts))]
+                $name: &'a $ty,
+            )+
+            /// When the job was first recorded, in ms since the epoch.
+            created_at: u64,
+            /// When the record last changed, in ms since the epoch.
+            updated_at: u64,
+            /// A guest's record: the guest key the session signed in with.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            guest_key: Option<&'a GuestKey>,
+            /// A task's: the `tab_id`s of this browser's tabs that recorded it.
+            #[serde(skip_serializing_if = "is_empty")]
+            #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+            tab_ids: &'a [TabId],
+        }
+
+        impl Serialize for JobRecord {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let none = JobDetails::default();
+                let (channel_id, details, tab_ids): (_, _, &[TabId]) = match &self.kind {
+                    RecordKind::Job {
+                        channel_id,
+                        details,
+                        ..
+                    } => (Some(channel_id), details, &[]),
+                    RecordKind::Task { tab_ids, .. } => (None, &none, tab_ids),
+                };
+                StoredRecord {
+                    channel_id,
+                    job_id: &self.job_id,
+                    user_id: &self.user_id,
+                    status: self.status().as_str(),
+                    $($name: &details.$name,)+
+                    created_at: self.created_at,
+                    updated_at: self.updated_at,
+                    guest_key: self.guest_key.as_ref(),
+                    tab_ids,
+                }
+                .serialize(serializer)
+            }
+        }
+
+        /// A stored record as read, before validation.
+        #[derive(Deserialize)]
+        struct RecordWire {
+            // Required, though null for a task.
+            #[serde(deserialize_with = "Option::deserialize")]
+            channel_id: Option<String>,
+            job_id: String,
+            user_id: MaybeUser,
+            status: String,
+            $(
+                #[serde(default)]
+                $name: $wire,
+            )+
+            created_at: f64,
+            updated_at: f64,
+            #[serde(default)]
+            guest_key: Option<GuestKey>,
+            #[serde(default)]
+            tab_ids: Vec<TabId>,
+        }
+
+        impl RecordWire {
+            /// A job record's metadata, to be checked as the app's is.
+            fn job_metadata(self, channel_id: String, status: JobStatus) -> MetadataWire {
+                MetadataWire {
+                    channel_id: Field::Valid(channel_id),
+                    job_id: Field::Valid(self.job_id),
+                    user_id: Field::Valid(self.user_id),
+                    status: Field::Valid(StatusName(Some(status))),
+                    $($name: Field::Valid(self.$name),)+
+                }
+            }
+        }
+    };
+}
+
+job_models! {
+    /// Superset's `errors` of the job, as they came; empty for a task.
+    errors: Vec<Value> = json_list(Option<AnyJson>),
+        ts "AsyncJobError[]", given "AsyncJobError[] | null";
+    /// Where the job's result is; `null` for a task.
+    result_url: Option<String> = string_or_null(Option<String>),
+        ts "string | null", given "string | null";
+}
+
+/// The checks of what every job's metadata has: its ids, owner and status, in this order.
+fn check_head(
+    channel_id: Field<String>,
+    job_id: Field<String>,
+    user_id: Field<MaybeUser>,
+    status: Field<StatusName<JobStatus>>,
+) -> Result<(ChannelId, JobId, Option<UserId>, JobStatus), String> {
+    let job_id = match job_id.valid() {
+        Some(id) if is_reserved_id(&id) => {
+            return Err(format!("`job_id` \"{}\" is a reserved name", quote(&id)))
+        }
+        Some(id) => JobId::try_from(id).map_err(|_| id_rule("job_id"))?,
+        None => return Err(id_rule("job_id")),
+    };
+    let channel_id = channel_id
+        .valid()
+        .and_then(|id| ChannelId::try_from(id).ok())
+        .ok_or_else(|| id_rule("channel_id"))?;
+    let user_id = match user_id {
+        Field::Valid(user) => user.0,
+        Field::Missing => {
+            return Err(
+                "`user_id` is missing (it is null for guest and anonymous users)".to_owned(),
+            )
+        }
+        Field::Invalid => {
+            return Err(
+                "`user_id` must be a non-empty string without control characters, \
+                        a whole number, or null"
+                    .to_owned(),
+            )
+        }
+    };
+    let status = status.valid().and_then(|s| s.0).ok_or(STATUS_RULE)?;
+    Ok((channel_id, job_id, user_id, status))
+}
+
+/// A list of any JSON (missing or `null`: empty).
+fn json_list(field: Field<Option<AnyJson>>, name: &str) -> Result<Vec<Value>, String> {
+    match field.nullable() {
+        Ok(None) | Ok(Some(AnyJson(Value::Null))) => Ok(Vec::new()),
+        Ok(Some(AnyJson(Value::Array(items)))) => Ok(items),
+        _ => Err(format!(
+            "`{name}` must be an array (of JSON nested at most {MAX_DEPTH} levels deep)"
+        )),
+    }
+}
+
+/// A string or nothing (missing or `null`).
+fn string_or_null(field: Field<Option<String>>, name: &str) -> Result<Option<String>, String> {
+    field
+        .nullable()
+        .map_err(|_| format!("`{name}` must be a string or null"))
 }
 
 /// One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
@@ -203,76 +430,6 @@ pub struct AsyncJobError;
     type = "Omit<JobMetadata, \"status\"> & { status: JobStatus | (string & {}); id?: string }"
 )]
 pub struct AsyncEvent;
-
-/// Metadata as it arrives, before validation. Unknown fields, such as an event's `id`, are
-/// ignored.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct MetadataWire {
-    channel_id: Field<String>,
-    job_id: Field<String>,
-    user_id: Field<MaybeUser>,
-    status: Field<StatusName<JobStatus>>,
-    errors: Field<Option<AnyJson>>,
-    result_url: Field<Option<String>>,
-}
-
-impl TryFrom<MetadataWire> for JobMetadata {
-    type Error = String;
-
-    fn try_from(w: MetadataWire) -> Result<Self, String> {
-        let job_id = match w.job_id.valid() {
-            Some(id) if is_reserved_id(&id) => {
-                return Err(format!("`job_id` \"{}\" is a reserved name", quote(&id)))
-            }
-            Some(id) => JobId::try_from(id).map_err(|_| id_rule("job_id"))?,
-            None => return Err(id_rule("job_id")),
-        };
-        let channel_id = w
-            .channel_id
-            .valid()
-            .and_then(|id| ChannelId::try_from(id).ok())
-            .ok_or_else(|| id_rule("channel_id"))?;
-        let user_id = match w.user_id {
-            Field::Valid(user) => user.0,
-            Field::Missing => {
-                return Err(
-                    "`user_id` is missing (it is null for guest and anonymous users)".to_owned(),
-                )
-            }
-            Field::Invalid => {
-                return Err(
-                    "`user_id` must be a non-empty string without control characters, \
-                            a whole number, or null"
-                        .to_owned(),
-                )
-            }
-        };
-        let status = w.status.valid().and_then(|s| s.0).ok_or(STATUS_RULE)?;
-        let errors = match w.errors.nullable() {
-            Ok(None) | Ok(Some(AnyJson(Value::Null))) => Vec::new(),
-            Ok(Some(AnyJson(Value::Array(items)))) => items,
-            _ => {
-                return Err(format!(
-                    "`errors` must be an array (of JSON nested at most {MAX_DEPTH} levels deep)"
-                ))
-            }
-        };
-        let result_url = w
-            .result_url
-            .nullable()
-            .map_err(|_| "`result_url` must be a string or null")?;
-        Ok(Self {
-            channel_id,
-            job_id,
-            user_id,
-            status,
-            errors,
-            result_url,
-        })
-    }
-}
-
 fn id_rule(name: &str) -> String {
     format!(
         "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control \
@@ -336,58 +493,17 @@ pub struct JobRecord {
 /// What a record holds by its contract.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RecordKind {
-    /// An async_event job: its channel and the metadata Superset sends about it.
+    /// An async_event job: its channel, status and what else Superset sends about it.
     Job {
         channel_id: ChannelId,
         status: JobStatus,
-        errors: Vec<Value>,
-        result_url: Option<String>,
+        details: JobDetails,
     },
     /// A task of the task framework: the tab ids of this browser's tabs that recorded it.
     Task {
         status: TaskStatus,
         tab_ids: Vec<TabId>,
     },
-}
-
-/// A record as it is stored and as JS sees it: Superset's snake_case field names, in this
-/// order (the `v1` format). A task has `channel_id: null`, no errors and no result URL; a
-/// guest's record carries `guest_key`; a task its `tab_ids`. Both are left out when empty, so a
-/// user's job record is written exactly as before tasks and guests had them.
-///
-/// Its TypeScript declaration, `JobRecordFields`, is what both kinds have; `AsyncJobRecord` and
-/// `TaskRecord` narrow it by kind.
-#[derive(Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(tsify::Tsify),
-    tsify(rename = "JobRecordFields", missing_as_null)
-)]
-struct StoredRecord<'a> {
-    /// The job's channel; `null` for a task.
-    channel_id: Option<&'a ChannelId>,
-    /// The job's id, or the task's uuid.
-    job_id: &'a JobId,
-    /// The creator's user id as a string; `null` for guest and anonymous sessions.
-    user_id: &'a Option<UserId>,
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "JobStatus | TaskStatus"))]
-    status: &'static str,
-    /// Superset's `errors` of the job, as they came; empty for a task.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "AsyncJobError[]"))]
-    errors: &'a [Value],
-    /// Where the job's result is; `null` for a task.
-    result_url: Option<&'a String>,
-    /// When the job was first recorded, in ms since the epoch.
-    created_at: u64,
-    /// When the record last changed, in ms since the epoch.
-    updated_at: u64,
-    /// A guest's record: the guest key the session signed in with.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    guest_key: Option<&'a GuestKey>,
-    /// A task's: the `tab_id`s of this browser's tabs that recorded it.
-    #[serde(skip_serializing_if = "is_empty")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    tab_ids: &'a [TabId],
 }
 
 /// A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
@@ -413,59 +529,10 @@ fn is_empty(tabs: &&[TabId]) -> bool {
     tabs.is_empty()
 }
 
-impl Serialize for JobRecord {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (channel_id, errors, result_url, tab_ids): (_, &[Value], _, &[TabId]) = match &self.kind
-        {
-            RecordKind::Job {
-                channel_id,
-                errors,
-                result_url,
-                ..
-            } => (Some(channel_id), errors, result_url.as_ref(), &[]),
-            RecordKind::Task { tab_ids, .. } => (None, &[], None, tab_ids),
-        };
-        StoredRecord {
-            channel_id,
-            job_id: &self.job_id,
-            user_id: &self.user_id,
-            status: self.status().as_str(),
-            errors,
-            result_url,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            guest_key: self.guest_key.as_ref(),
-            tab_ids,
-        }
-        .serialize(serializer)
-    }
-}
-
-/// A stored record as read, before validation.
-#[derive(Deserialize)]
-struct RecordWire {
-    // Required, though null for a task.
-    #[serde(deserialize_with = "Option::deserialize")]
-    channel_id: Option<String>,
-    job_id: String,
-    user_id: MaybeUser,
-    status: String,
-    #[serde(default)]
-    errors: Option<AnyJson>,
-    #[serde(default)]
-    result_url: Option<String>,
-    created_at: f64,
-    updated_at: f64,
-    #[serde(default)]
-    guest_key: Option<GuestKey>,
-    #[serde(default)]
-    tab_ids: Vec<TabId>,
-}
-
 impl TryFrom<RecordWire> for JobRecord {
     type Error = String;
 
-    fn try_from(w: RecordWire) -> Result<Self, String> {
+    fn try_from(mut w: RecordWire) -> Result<Self, String> {
         // Whole, non-negative milliseconds. Written as `1700000000000` by this crate; a JS
         // writer may write `1700000000000.0` or `1.7e12`, which is the same time.
         let (Some(created_at), Some(updated_at)) =
@@ -473,18 +540,13 @@ impl TryFrom<RecordWire> for JobRecord {
         else {
             return Err("`created_at` and `updated_at` are whole milliseconds".to_owned());
         };
-        let mut record = match w.channel_id {
+        let guest_key = w.guest_key.take();
+        let mut record = match w.channel_id.take() {
             Some(channel_id) => {
                 let status = JobStatus::from_name(&w.status).ok_or(STATUS_RULE)?;
-                let meta = JobMetadata::try_from(MetadataWire {
-                    channel_id: Field::Valid(channel_id),
-                    job_id: Field::Valid(w.job_id),
-                    user_id: Field::Valid(w.user_id),
-                    status: Field::Valid(StatusName(Some(status))),
-                    errors: Field::Valid(w.errors),
-                    result_url: Field::Valid(w.result_url),
-                })?;
-                if !w.tab_ids.is_empty() {
+                let has_tab_ids = !w.tab_ids.is_empty();
+                let meta = JobMetadata::try_from(w.job_metadata(channel_id, status))?;
+                if has_tab_ids {
                     return Err("`tab_ids` are a task's tab ids".to_owned());
                 }
                 Self::new(meta, created_at, updated_at)
@@ -505,27 +567,27 @@ impl TryFrom<RecordWire> for JobRecord {
                 record
             }
         };
-        if w.guest_key.is_some() && record.user_id.is_some() {
+        if guest_key.is_some() && record.user_id.is_some() {
             return Err("`guest_key` is a valid id, of a guest's record".to_owned());
         }
-        record.guest_key = w.guest_key;
+        record.guest_key = guest_key;
         Ok(record)
     }
 }
 
 impl JobRecord {
     pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
+        let (job_id, user_id, channel_id, status, details) = meta.into_parts();
         Self {
-            job_id: meta.job_id,
-            user_id: meta.user_id,
+            job_id,
+            user_id,
             created_at,
             updated_at,
             guest_key: None,
             kind: RecordKind::Job {
-                channel_id: meta.channel_id,
-                status: meta.status,
-                errors: meta.errors,
-                result_url: meta.result_url,
+                channel_id,
+                status,
+                details,
             },
         }
     }
@@ -589,19 +651,14 @@ impl JobRecord {
         }
     }
 
-    /// A job's event: its status, errors and result URL, unless the job has ended. Whether it
-    /// applied (a task's record never takes a job's event).
+    /// A job's event: its status and details (errors, result URL), unless the job has ended.
+    /// Whether it applied (a task's record never takes a job's event).
     pub fn apply_event(&mut self, event: JobMetadata) -> bool {
         match &mut self.kind {
             RecordKind::Job {
-                status,
-                errors,
-                result_url,
-                ..
+                status, details, ..
             } if !status.is_terminal() => {
-                *status = event.status;
-                *errors = event.errors;
-                *result_url = event.result_url;
+                (_, _, _, *status, *details) = event.into_parts();
                 true
             }
             _ => false,
@@ -612,7 +669,7 @@ impl JobRecord {
     #[cfg(any(test, feature = "test-doubles"))]
     pub fn errors(&self) -> &[Value] {
         match &self.kind {
-            RecordKind::Job { errors, .. } => errors,
+            RecordKind::Job { details, .. } => &details.errors,
             RecordKind::Task { .. } => &[],
         }
     }
@@ -621,7 +678,7 @@ impl JobRecord {
     #[cfg(any(test, feature = "test-doubles"))]
     pub fn result_url(&self) -> Option<&str> {
         match &self.kind {
-            RecordKind::Job { result_url, .. } => result_url.as_deref(),
+            RecordKind::Job { details, .. } => details.result_url.as_deref(),
             RecordKind::Task { .. } => None,
         }
     }
@@ -702,10 +759,10 @@ impl JobRecord {
         if self.fits() {
             return Ok(());
         }
-        let RecordKind::Job { errors, .. } = &mut self.kind else {
+        let RecordKind::Job { details, .. } = &mut self.kind else {
             return self.check_fits();
         };
-        let all = std::mem::take(errors);
+        let all = std::mem::take(&mut details.errors);
         let mut budget = MAX_RECORD_BYTES.saturating_sub(self.stored_len());
         let mut kept = Vec::new();
         for error in all {
@@ -716,8 +773,8 @@ impl JobRecord {
             budget -= len;
             kept.push(error);
         }
-        if let RecordKind::Job { errors, .. } = &mut self.kind {
-            *errors = kept;
+        if let RecordKind::Job { details, .. } = &mut self.kind {
+            details.errors = kept;
         }
         self.check_fits()
     }
@@ -984,16 +1041,16 @@ mod tests {
         // As many errors as fit are kept, from the first: one more would not fit.
         let kept = rec.errors().len();
         let mut one_more = rec.clone();
-        if let RecordKind::Job { errors, .. } = &mut one_more.kind {
-            errors.push(big[kept].clone());
+        if let RecordKind::Job { details, .. } = &mut one_more.kind {
+            details.errors.push(big[kept].clone());
         }
         assert!(!one_more.fits(), "{kept} kept");
         // A record of exactly the limit fits, and an error that fills it exactly is kept.
         let base = JobRecord::new(read(&v).unwrap(), 1, 1);
         let with_errors = |errors: Vec<Value>| {
             let mut r = base.clone();
-            if let RecordKind::Job { errors: e, .. } = &mut r.kind {
-                *e = errors;
+            if let RecordKind::Job { details, .. } = &mut r.kind {
+                details.errors = errors;
             }
             r
         };
@@ -1016,8 +1073,8 @@ mod tests {
         // storage does not count, errors added to it do.
         let padded = format!("{}{}", rec.to_stored(), " ".repeat(MAX_RECORD_BYTES));
         assert_eq!(JobRecord::from_stored(&padded), Some(rec.clone()));
-        if let RecordKind::Job { errors, .. } = &mut rec.kind {
-            errors.push(json!("x".repeat(MAX_RECORD_BYTES)));
+        if let RecordKind::Job { details, .. } = &mut rec.kind {
+            details.errors.push(json!("x".repeat(MAX_RECORD_BYTES)));
         }
         assert_eq!(
             JobRecord::from_stored(&rec.to_stored()),
@@ -1049,8 +1106,8 @@ mod tests {
         let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
         rec.cancel();
         let url = |rec: &mut JobRecord, url: Option<String>| {
-            if let RecordKind::Job { result_url, .. } = &mut rec.kind {
-                *result_url = url;
+            if let RecordKind::Job { details, .. } = &mut rec.kind {
+                details.result_url = url;
             }
         };
         for n in [0, 1, 100, 2000, 2600, 2700, 2800, 5000] {
