@@ -7,6 +7,7 @@ import { BaselineGuard } from "./baseline.js";
 await init();
 
 const params = new URLSearchParams(location.search);
+
 // 200 is the default maxJobs, where the targets are set; 10 and 1,000 show how it scales.
 const SIZES = (params.get("sizes") ?? "10,200,1000").split(",").map(Number);
 const ROUNDS = Number(params.get("rounds") ?? 5);
@@ -16,6 +17,12 @@ const IMPLS = {
   guard: (ns) => new JobGuard({ namespace: ns, maxJobs: 10000 }),
   baseline: (ns) => new BaselineGuard({ namespace: ns, maxJobs: 10000 }),
 };
+// `compare`: another build of the package (bench/serve.mjs), measured beside this one.
+if (params.get("compare")) {
+  const other = await import("/compare/js/index.js");
+  await other.default();
+  IMPLS.compare = (ns) => new other.JobGuard({ namespace: ns, maxJobs: 10000 });
+}
 
 const meta = (i, status = "running") => ({
   channel_id: "chan-1", job_id: `job-${i}`, user_id: "1", status, errors: [], result_url: null,
@@ -66,12 +73,13 @@ function time(fn, iters) {
 
 const samples = {}; // samples[size][op][impl] = [ns, ...]
 const add = (size, op, impl, ns) => {
-  ((samples[size] ??= {})[op] ??= { guard: [], baseline: [] })[impl].push(ns);
+  ((samples[size] ??= {})[op] ??= { guard: [], baseline: [], compare: [] })[impl].push(ns);
 };
 
 for (const n of SIZES) {
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 ? ["guard", "baseline"] : ["baseline", "guard"];
+    const impls = Object.keys(IMPLS);
+    const order = round % 2 ? impls : [...impls].reverse();
     for (const impl of order) {
       const ns = `bench-${impl}`;
       const make = IMPLS[impl];

@@ -1,32 +1,20 @@
 // npm run bench: the release build in headless Chromium (Debian's), the guard against the
-// plain-JS baseline; prints ns/op medians and their ratio, writes target/bench/results.json.
-import { createServer } from "node:http";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { extname, join, normalize, sep } from "node:path";
+// plain-JS baseline; prints ns/op medians and their ratio, writes target/bench/results.json,
+// then the start-up figures (bench/startup.mjs). Arguments: `sizes=200,1000`, `rounds=5`,
+// `loads=21`, and `compare=<folder>` (another build's js/ and pkg/, measured beside this one:
+// bench/serve.mjs).
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import os from "node:os";
 
 import { launch } from "../tests/e2e/browser.mjs";
+import { compare, query, serve } from "./serve.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
-
-const server = createServer(async (req, res) => {
-  const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
-  const file = normalize(join(ROOT, path));
-  const served = ["bench", "pkg", "js"].some((dir) => file.startsWith(join(ROOT, dir) + sep));
-  if (!file.startsWith(ROOT) || !served) {
-    return res.writeHead(404).end();
-  }
-  try {
-    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(await readFile(file));
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const query = process.argv.slice(2).join("&");
-const url = `http://127.0.0.1:${server.address().port}/bench/index.html${query ? `?${query}` : ""}`;
+const server = await serve();
+const params = [query, compare ? "compare=1" : ""].filter(Boolean).join("&");
+const url = `${server.origin}/bench/index.html${params ? `?${params}` : ""}`;
 
 const browser = await launch();
 const page = await browser.newPage();
@@ -48,16 +36,22 @@ for (const n of raw.sizes) {
   for (const [op, { guard, baseline }] of Object.entries(raw.samples[n])) {
     const g = median(guard);
     const b = median(baseline);
-    rows.push({ op, jobs: n, guardNs: Math.round(g), baselineNs: Math.round(b), ratio: b > 0 ? g / b : null });
+    const row = { op, jobs: n, guardNs: Math.round(g), baselineNs: Math.round(b), ratio: b > 0 ? g / b : null };
+    if (raw.samples[n][op].compare?.length) row.compareNs = Math.round(median(raw.samples[n][op].compare));
+    rows.push(row);
   }
 }
 rows.sort((a, b) => a.op.localeCompare(b.op) || a.jobs - b.jobs);
 
 const pad = (s, w) => String(s).padStart(w);
-console.log(`${"operation".padEnd(22)} ${pad("jobs", 6)} ${pad("guard ns/op", 12)} ${pad("baseline ns/op", 15)} ${pad("guard/baseline", 15)}`);
+// With `compare=<folder>`: that build's ns/op too, and this build's against it.
+const more = (r) => (compare ? ` ${pad(r.compareNs.toLocaleString("en-US"), 14)} ${pad((r.guardNs / r.compareNs).toFixed(2), 13)}` : "");
+console.log(
+  `${"operation".padEnd(22)} ${pad("jobs", 6)} ${pad("guard ns/op", 12)} ${pad("baseline ns/op", 15)} ${pad("guard/baseline", 15)}${compare ? ` ${pad("compare ns/op", 14)} ${pad("guard/compare", 13)}` : ""}`,
+);
 for (const r of rows) {
   console.log(
-    `${r.op.padEnd(22)} ${pad(r.jobs.toLocaleString("en-US"), 6)} ${pad(r.guardNs.toLocaleString("en-US"), 12)} ${pad(r.baselineNs.toLocaleString("en-US"), 15)} ${pad(r.ratio === null ? "-" : r.ratio.toFixed(2), 15)}`,
+    `${r.op.padEnd(22)} ${pad(r.jobs.toLocaleString("en-US"), 6)} ${pad(r.guardNs.toLocaleString("en-US"), 12)} ${pad(r.baselineNs.toLocaleString("en-US"), 15)} ${pad(r.ratio === null ? "-" : r.ratio.toFixed(2), 15)}${more(r)}`,
   );
 }
 // How checkCancel scales: the largest size against the smallest.
@@ -73,6 +67,7 @@ const results = {
   date: new Date().toISOString(),
   machine,
   browser: `Chromium ${version}`,
+  compare,
   rounds: raw.rounds,
   rows,
   samples: raw.samples,
@@ -81,3 +76,6 @@ await mkdir(join(ROOT, "target", "bench"), { recursive: true });
 await writeFile(join(ROOT, "target", "bench", "results.json"), JSON.stringify(results, null, 2));
 console.log(`\n${results.date} · ${machine} · ${results.browser} · medians of ${raw.rounds} rounds`);
 console.log("written: target/bench/results.json");
+
+// Then the start-up figures (bench/startup.mjs, `loads=<n>`, 21 by default), in the same run.
+await import("./startup.mjs");

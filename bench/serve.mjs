@@ -1,0 +1,73 @@
+// The benchmarks' static server on 127.0.0.1: bench/, pkg/ and js/ of this checkout, each file
+// with its type (the .wasm as application/wasm, so that it compiles while it downloads), and,
+// with `compare=<folder>` on the command line, that folder's js/ and pkg/ (another build of the
+// package, say the commit before a change) under /compare/, for the benches to run side by side.
+import { createServer } from "node:http";
+import { readdir, readFile } from "node:fs/promises";
+import { extname, join, normalize, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
+
+/** The folder `compare=<folder>` names on the command line, if any. */
+export const compare = (() => {
+  const arg = process.argv.find((a) => a.startsWith("compare="));
+  return arg ? resolve(arg.slice("compare=".length)) : null;
+})();
+
+/** The command line's `name=value` arguments but `compare`, as a query string. */
+export const query = process.argv
+  .slice(2)
+  .filter((a) => a.includes("=") && !a.startsWith("compare="))
+  .join("&");
+
+function fileFor(path) {
+  let root = ROOT;
+  if (compare && path.startsWith("/compare/")) {
+    root = compare + sep;
+    path = path.slice("/compare".length);
+  }
+  const file = normalize(join(root, path));
+  const dirs = root === ROOT ? ["bench", "pkg", "js"] : ["pkg", "js"];
+  return dirs.some((dir) => file.startsWith(join(root, dir) + sep)) ? file : null;
+}
+
+/**
+ * bench/startup.html with the hints docs/measurements.md describes for a page that serves the
+ * package's files as they are: a `modulepreload` for each of its modules and a `preload` of the
+ * .wasm, so that they download at once instead of one import after another.
+ */
+async function withHints() {
+  const snippets = (await readdir(join(ROOT, "pkg", "snippets"), { recursive: true }))
+    .map(String)
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => `/pkg/snippets/${f}`);
+  const modules = ["/js/index.js", "/js/freeable.js", "/pkg/superset_job_guard.js", ...snippets];
+  const links = [
+    ...modules.map((href) => `<link rel="modulepreload" href="${href}">`),
+    `<link rel="preload" href="/pkg/superset_job_guard_bg.wasm" as="fetch" type="application/wasm" crossorigin>`,
+  ];
+  const html = await readFile(join(ROOT, "bench", "startup.html"), "utf8");
+  return html.replace("<head>", `<head>${links.join("")}`);
+}
+
+/** Starts the server; resolves to its origin. */
+export async function serve() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+    if (path === "/bench/startup-hints.html") {
+      return res.writeHead(200, { "content-type": "text/html" }).end(await withHints());
+    }
+    const file = fileFor(path);
+    try {
+      if (!file) throw new Error("not served");
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((done) => server.listen(0, "127.0.0.1", done));
+  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
