@@ -8,7 +8,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::clock::Clock;
@@ -94,8 +93,8 @@ impl SharedMemory {
 }
 
 impl KeyValue for SharedMemory {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        self.0.try_borrow().map_err(|_| busy())?.get(key)
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.0.try_borrow().map_err(|_| busy())?.get_text(key)
     }
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
         self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)

@@ -108,22 +108,16 @@ impl<S: KeyValue> FallbackStorage<S> {
         }
     }
 
-    /// [`get`](Self::get), with a bound on the UTF-8 length of the text read when the storage
-    /// that held it can tell ([`KeyValue::get_measured`]).
-    pub fn get_measured<T: DeserializeOwned>(
-        &self,
-        key: &str,
-    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
+    /// The text under `key`, as [`get`](Self::get) finds it: a read that fails is an absent
+    /// value.
+    pub fn get_text(&self, key: &str) -> Option<String> {
         if self.is_tombstone(key) {
-            return Ok(None);
+            return None;
         }
         if self.overlay.contains(key) {
-            return self.overlay.get_measured(key);
+            return self.overlay.text(key).map(ToOwned::to_owned);
         }
-        match self.primary.get_measured(key) {
-            Err(e) if e.kind != StorageErrorKind::Unreadable => Ok(None),
-            read => read,
-        }
+        self.primary.get_text(key).ok().flatten()
     }
 
     /// Every key: the primary's (less tombstones) and the memory layer's. A failing listing
@@ -249,11 +243,11 @@ mod tests {
     }
 
     impl KeyValue for Flaky {
-        fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
             if self.refuse_reads {
                 return Err(StorageError::new(StorageErrorKind::Other, "read"));
             }
-            self.inner.get(key)
+            self.inner.get_text(key)
         }
         fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
             if self.refuse_writes {

@@ -723,12 +723,10 @@ impl JobRecord {
     /// them (`1e15` is `1000000000000000.0`: 4 bytes become at most 18) and by the fields it
     /// left out that are written with their defaults (`"errors":[],"result_url":null`, under
     /// 64 bytes); escapes (`\u00e9`), whitespace and unknown fields only shrink it.
-    pub fn fits_stored(&self, text_len: Option<usize>) -> bool {
+    pub fn fits_stored(&self, text_len: usize) -> bool {
         const GROWTH: usize = 5;
         const DEFAULTS: usize = 64;
-        text_len
-            .is_some_and(|n| n.saturating_mul(GROWTH).saturating_add(DEFAULTS) <= MAX_RECORD_BYTES)
-            || self.fits()
+        text_len <= (MAX_RECORD_BYTES - DEFAULTS) / GROWTH || self.fits()
     }
 
     /// Refuses a record whose JSON would not fit (`invalid_job`).
@@ -1097,12 +1095,12 @@ mod tests {
         let written = rec.to_stored().len();
         assert!(written > 3 * text.len(), "{written} from {}", text.len());
         assert!(written <= MAX_RECORD_BYTES && rec.fits());
-        assert!(rec.fits_stored(Some(text.len())));
-        // Longer, or not measured: counted exactly.
+        assert!(rec.fits_stored(text.len()));
+        // Longer: counted exactly.
         let longer = format!("{head}{}]}}", vec!["1e15"; count * 2].join(","));
         let big: JobRecord = serde_json::from_str(&longer).unwrap();
-        assert!(!big.fits() && !big.fits_stored(Some(longer.len())) && !big.fits_stored(None));
-        assert!(rec.fits_stored(None));
+        assert!(!big.fits() && !big.fits_stored(longer.len()));
+        assert!(rec.fits_stored(longer.len()));
         let mut rec = JobRecord::new(read(&superset_202()).unwrap(), u64::MAX, u64::MAX);
         rec.cancel();
         let url = |rec: &mut JobRecord, url: Option<String>| {

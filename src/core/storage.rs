@@ -12,9 +12,13 @@ use super::error::{StorageError, StorageErrorKind};
 
 /// A key-value storage of JSON values, such as the page's `localStorage`.
 pub trait KeyValue {
+    /// The text under `key` (`Ok(None)` if there is none), as `localStorage.getItem` gives it.
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError>;
     /// The value under `key`: `Ok(None)` if there is none, an `Unreadable` error if what is
     /// there is not a `T`.
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError>;
+    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        self.get_text(key)?.map(|text| from_json(&text)).transpose()
+    }
     /// Writes `value` as JSON under `key`.
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError>;
     fn remove(&mut self, key: &str) -> Result<(), StorageError>;
@@ -23,14 +27,6 @@ pub trait KeyValue {
     /// How many keys there are (one call for `localStorage`, where listing is one per key).
     fn count(&self) -> Result<usize, StorageError> {
         self.keys().map(|k| k.len())
-    }
-    /// [`get`](Self::get), with at least as many bytes as the UTF-8 text the value was read
-    /// from has, when the storage can tell without more work (`None` otherwise).
-    fn get_measured<T: DeserializeOwned>(
-        &self,
-        key: &str,
-    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
-        self.get(key).map(|value| value.map(|value| (value, None)))
     }
 }
 
@@ -91,6 +87,9 @@ impl MemoryStorage {
 }
 
 impl KeyValue for MemoryStorage {
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        Ok(self.text(key).map(ToOwned::to_owned))
+    }
     fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
         self.text(key).map(from_json).transpose()
     }

@@ -11,14 +11,9 @@
 export function guardedStorage(target) {
   const adapter = {
     failure: undefined,
-    // How many UTF-16 code units the text the last getItem returned had (-1: none).
-    lastUnits: -1,
     getItem(key) {
-      adapter.lastUnits = -1;
       try {
-        const value = text(target.getItem(key), "getItem");
-        if (value !== null) adapter.lastUnits = value.length;
-        return value;
+        return text(target.getItem(key), "getItem");
       } catch (e) {
         adapter.failure = e;
         return null;
@@ -64,12 +59,6 @@ export function guardedStorage(target) {
     },
   };
   return adapter;
-}
-
-// How many UTF-16 code units the text the last getItem returned had; -1 when it returned
-// nothing.
-export function lastUnits(adapter) {
-  return adapter.lastUnits;
 }
 
 // The exception the last read or removal threw, if any; cleared.

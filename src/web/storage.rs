@@ -17,13 +17,11 @@ use std::cell::RefCell;
 
 use gloo_storage::errors::StorageError as GlooError;
 use gloo_storage::Storage as _;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
-use crate::core::quiet::Read;
 use crate::core::storage::{KeyValue, MemoryStorage};
 use crate::core::store::JobStore;
 #[cfg(feature = "follow")]
@@ -37,11 +35,6 @@ extern "C" {
     /// Storage's methods around `target` that do not throw, except `setItem` (only Errors).
     #[wasm_bindgen(js_name = guardedStorage)]
     fn guarded_storage(target: &web_sys::Storage) -> web_sys::Storage;
-
-    /// How many UTF-16 code units the text the adapter's last `getItem` returned had; -1 when
-    /// it returned nothing.
-    #[wasm_bindgen(js_name = lastUnits)]
-    fn last_units(adapter: &web_sys::Storage) -> f64;
 
     /// What the adapter's last read or removal threw (`undefined` if nothing); cleared.
     #[wasm_bindgen(js_name = takeFailure)]
@@ -131,13 +124,12 @@ impl LocalBackend {
 }
 
 impl KeyValue for LocalBackend {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        // Read quietly (src/core/quiet.rs): gloo's `get` is serde_json's `from_str`.
-        match PageStorage::get::<Read<T>>(key) {
-            Ok(Read(value)) => Ok(Some(value)),
-            Err(GlooError::KeyNotFound(_)) => take_failure().map_or(Ok(None), Err),
-            Err(e) => Err(from_gloo(e)),
-        }
+    /// One `getItem` on gloo's `raw()` (the adapter). The text, not gloo's typed `get`: the
+    /// store reads it quietly (src/core/quiet.rs) and does not parse again a text it has read
+    /// before (src/core/store/parsed.rs).
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        let text = PageStorage::raw().get_item(key).ok().flatten();
+        take_failure().map_or(Ok(text), Err)
     }
 
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
@@ -161,19 +153,6 @@ impl KeyValue for LocalBackend {
         take_failure().map_or(Ok(keys), Err)
     }
 
-    /// gloo's `get` (one `getItem`), and the length of the text that `getItem` returned, which
-    /// the adapter kept as it handed the text to gloo: three bytes per UTF-16 code unit bound
-    /// its UTF-8 length.
-    fn get_measured<T: DeserializeOwned>(
-        &self,
-        key: &str,
-    ) -> Result<Option<(T, Option<usize>)>, StorageError> {
-        let value = self.get(key)?;
-        let units = last_units(&PageStorage::raw());
-        let len = (units >= 0.0).then(|| (units as usize).saturating_mul(3));
-        Ok(value.map(|value| (value, len)))
-    }
-
     fn count(&self) -> Result<usize, StorageError> {
         let len = PageStorage::length();
         take_failure().map_or(Ok(len as usize), Err)
@@ -183,9 +162,8 @@ impl KeyValue for LocalBackend {
 fn from_gloo(e: GlooError) -> StorageError {
     match e {
         GlooError::SerdeError(_) => StorageError::not_json(),
-        GlooError::KeyNotFound(key) => {
-            StorageError::new(StorageErrorKind::Other, format!("{key} not found"))
-        }
+        // Only gloo's `get` says it, which the guard does not call.
+        GlooError::KeyNotFound(_) => StorageError::new(StorageErrorKind::Other, "not found"),
         GlooError::JsError(e) => {
             let kind = error_kind(&e.name, StorageErrorKind::Other);
             StorageError::new(kind, format!("{}: {}", e.name, e.message))
@@ -228,10 +206,10 @@ pub enum Backend {
 }
 
 impl KeyValue for Backend {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
         match self {
-            Backend::Local(s) => s.get(key),
-            Backend::Memory(s) => s.get(key),
+            Backend::Local(s) => s.get_text(key),
+            Backend::Memory(s) => s.get_text(key),
         }
     }
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {

@@ -3,6 +3,7 @@
 //! `maxJobs`.
 
 use super::super::clock::Clock;
+use super::super::error::StorageError;
 use super::super::ids::{is_reserved_id, is_valid_id};
 use super::super::model::JobRecord;
 use super::super::session::Session;
@@ -32,7 +33,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             if key == keep {
                 continue;
             }
-            if let Ok(Some(r)) = self.storage.get::<JobRecord>(&key) {
+            if let Some(Ok((r, _))) = self.read_record(&key) {
                 if r.is_terminal() && session.owns_record(&r) {
                     candidates.push(r);
                 }
@@ -54,6 +55,18 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         evicted
     }
 
+    /// The record stored under `key`, read now (a text read before is not parsed again:
+    /// [`Parsed`](super::parsed::Parsed)), with its text's UTF-8 length; `None` when there is
+    /// none, an error when it is not a record.
+    pub(super) fn read_record(
+        &mut self,
+        key: &str,
+    ) -> Option<Result<(JobRecord, usize), StorageError>> {
+        let text = self.storage.get_text(key)?;
+        let len = text.len();
+        Some(self.records.read(key, text).map(|record| (record, len)))
+    }
+
     /// The job ids of every stored record of this schema version.
     pub(super) fn job_ids(&self) -> Vec<String> {
         let prefix = self.keys.job_prefix.as_str();
@@ -67,16 +80,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// Reads one record. Untrustworthy ones are removed, counted, and read as absent.
     pub(super) fn load(&mut self, job_id: &str) -> Result<JobRecord, Rejected> {
         let key = self.keys.job(job_id);
-        let read = self.storage.get_measured::<JobRecord>(&key);
+        let read = self.read_record(&key);
         let verdict = match read {
-            Ok(None) => return Err(Rejected::Absent),
+            None => return Err(Rejected::Absent),
             _ if !is_valid_id(job_id) => Err(Rejected::Unreadable),
             _ if is_reserved_id(job_id) => Err(Rejected::ReservedId),
-            Err(_) => Err(Rejected::Unreadable),
-            Ok(Some((r, text_len))) if !r.fits_stored(text_len) => Err(Rejected::Oversized),
-            Ok(Some((r, _))) if r.job_id != job_id => Err(Rejected::KeyMismatch),
-            Ok(Some((r, _))) if self.expired(&r) => Err(Rejected::Expired),
-            Ok(Some((r, _))) => Ok(r),
+            Some(Err(_)) => Err(Rejected::Unreadable),
+            Some(Ok((r, text_len))) if !r.fits_stored(text_len) => Err(Rejected::Oversized),
+            Some(Ok((r, _))) if r.job_id != job_id => Err(Rejected::KeyMismatch),
+            Some(Ok((r, _))) if self.expired(&r) => Err(Rejected::Expired),
+            Some(Ok((r, _))) => Ok(r),
         };
         if let Err(why) = &verdict {
             let removed = &mut self.stats.removed;

@@ -22,16 +22,18 @@ use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
 use super::stats::StoreStats;
-use super::storage::KeyValue;
+use super::storage::{from_json, KeyValue};
 
 mod cleanup;
 mod keys;
+mod parsed;
 mod tasks;
 #[cfg(test)]
 mod tests;
 
 use keys::Keys;
 pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
+use parsed::Parsed;
 
 /// What a sign-in did.
 #[derive(Debug, PartialEq)]
@@ -56,6 +58,11 @@ pub struct JobStore<S, C> {
     tabs: tasks::TabMemory,
     /// This tab's id, when the app gave it (`tabId`): it survives a reload, the memory does not.
     tab_id: Option<TabId>,
+    /// The session marker as last read, beside its text: the same text is not parsed again
+    /// (as [`Parsed`] does for the records).
+    session_read: Option<(String, Session)>,
+    /// The records as last read, beside their texts.
+    records: Parsed<JobRecord>,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -79,6 +86,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             stats: StoreStats::default(),
             tabs: tasks::TabMemory::default(),
             tab_id: options.tab_id.clone(),
+            session_read: None,
+            // Every record a full store holds, and the tasks of other tabs' sessions beside.
+            records: Parsed::new(options.max_jobs.saturating_add(16)),
         }
     }
 
@@ -123,8 +133,17 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// The stored session, read from storage now. A malformed marker is removed and reads as
     /// no session.
     pub fn session(&mut self) -> Option<Session> {
-        match self.storage.get::<Session>(&self.keys.session) {
-            Ok(session) => session,
+        let text = self.storage.get_text(&self.keys.session)?;
+        if let Some((seen, session)) = &self.session_read {
+            if *seen == text {
+                return Some(session.clone());
+            }
+        }
+        match from_json::<Session>(&text) {
+            Ok(session) => {
+                self.session_read = Some((text, session.clone()));
+                Some(session)
+            }
             Err(_) => {
                 self.stats.removed.invalid_session += 1;
                 self.storage.remove(&self.keys.session);
@@ -286,10 +305,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         }
         match canonical_uuid(id) {
             Some(canonical)
-                if !matches!(
-                    self.storage.get::<JobRecord>(&self.keys.job(id)),
-                    Ok(Some(_))
-                ) =>
+                if self
+                    .storage
+                    .get_text(&self.keys.job(id))
+                    .is_none_or(|text| from_json::<JobRecord>(&text).is_err()) =>
             {
                 Cow::Owned(canonical)
             }

@@ -1,8 +1,6 @@
 //! The store's rules, over shared memory storage standing in for the tabs' localStorage.
 #![cfg(test)]
 
-use serde::de::DeserializeOwned;
-
 use super::*;
 use crate::core::doubles::ManualClock;
 use crate::core::error::StorageError;
@@ -94,6 +92,41 @@ fn records_a_job_under_documented_keys() {
         json!({"user_id": "1", "channel_id": "chan-1"}),
         "channel adopted"
     );
+}
+
+#[test]
+fn what_storage_holds_now_is_what_every_read_sees() {
+    // Reads keep what they parsed beside its text (parsed.rs); a change to the text, by
+    // another tab or the page, is seen by the very next read, and a text changed back reads
+    // as it did.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!(1), None)).unwrap();
+    s.record_job(meta("job-a", json!("1"), "chan-1", "running"))
+        .unwrap();
+    let before = shared.value(&job_key("job-a")).unwrap();
+    assert_eq!(s.job("job-a").unwrap().status(), JobStatus::Running);
+    assert_eq!(s.job("job-a").unwrap().status(), JobStatus::Running);
+    shared.put(&job_key("job-a"), &before.replace("running", "done"));
+    assert_eq!(s.job("job-a").unwrap().status(), JobStatus::Done);
+    assert!(!s.check_cancel("job-a").is_allowed());
+    shared.put(&job_key("job-a"), &before);
+    assert_eq!(s.job("job-a").unwrap().status(), JobStatus::Running);
+    // Another owner's record in its place: not this session's, and removed.
+    shared.put(
+        &job_key("job-a"),
+        &before.replace("\"user_id\":\"1\"", "\"user_id\":\"2\""),
+    );
+    assert_eq!(s.job("job-a"), None);
+    assert_eq!(shared.value(&job_key("job-a")), None);
+    // The session marker too: another user signed in elsewhere.
+    s.record_job(meta("job-b", json!("1"), "chan-1", "running"))
+        .unwrap();
+    assert!(s.job("job-b").is_some());
+    shared.put(SESSION_KEY, r#"{"user_id":"2","channel_id":null}"#);
+    assert_eq!(s.job("job-b"), None);
+    shared.put(SESSION_KEY, "not json");
+    assert_eq!(s.session(), None);
 }
 
 #[test]
@@ -675,8 +708,8 @@ fn settling_a_cancel_updates_or_removes_the_record() {
 struct ReadOnly(MemoryStorage);
 
 impl KeyValue for ReadOnly {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        self.0.get(key)
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.0.get_text(key)
     }
     fn set<T: Serialize + ?Sized>(&mut self, _: &str, _: &T) -> Result<(), StorageError> {
         Err(StorageError::new(
@@ -741,8 +774,8 @@ impl Capped {
 }
 
 impl KeyValue for Capped {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        self.inner.get(key)
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.inner.get_text(key)
     }
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
         let old = self.inner.text(key).map_or(0, |v| key.len() + v.len());
