@@ -11,12 +11,21 @@
 
 use libfuzzer_sys::fuzz_target;
 use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, is_valid_id};
-use superset_job_guard::core::model::{JobMetadata, JobRecord};
+use superset_job_guard::core::model::{JobMetadata, JobRecord, RecordKind};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::response::{classify, read_status, Contract, Reply};
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::task::{StatusChange, Submission, MAX_TASKS_PER_BODY};
+
+/// The record without its job's `errors`, and how many there were.
+fn without_errors(mut record: JobRecord) -> (JobRecord, usize) {
+    let errors = match &mut record.kind {
+        RecordKind::Job { details, .. } => std::mem::take(&mut details.errors).len(),
+        RecordKind::Task { .. } => 0,
+    };
+    (record, errors)
+}
 
 /// A task id as the readers must hand it on: a uuid, already canonical.
 fn canonical(id: &str) -> bool {
@@ -27,14 +36,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Some(mut record) = JobRecord::from_stored(text) {
+    if let Some(record) = JobRecord::from_stored(text) {
         assert!(is_valid_id(&record.job_id) && !is_reserved_id(&record.job_id));
         let again = record.to_stored();
-        let mut back = JobRecord::from_stored(&again).expect("an accepted record reads back");
-        let errors = std::mem::take(&mut record.errors);
-        let back_errors = std::mem::take(&mut back.errors);
-        assert_eq!(back, record);
-        assert_eq!(back_errors.len(), errors.len());
+        let back = JobRecord::from_stored(&again).expect("an accepted record reads back");
+        assert_eq!(without_errors(back), without_errors(record));
     }
     if let Some(session) = Session::from_stored(text) {
         let again = session.to_stored();
@@ -45,9 +51,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(is_valid_id(&meta.job_id) && !is_reserved_id(&meta.job_id));
             assert!(is_valid_id(&meta.channel_id));
         }
-        if let Ok(Some(event)) = JobMetadata::read_event(&value) {
-            assert!(event.status.is_job_status());
-        }
+        // A status this guard does not know is `None` (skipped), never an error.
+        let _ = JobMetadata::read_event(&value);
         let _ = Session::from_login(&value);
         let _ = GuardOptions::read(&value);
         if let Ok(submission) = Submission::read(&value) {
@@ -57,14 +62,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(submission.tab_id.as_deref().map_or(true, is_tab_id));
         }
         if let Ok(change) = StatusChange::read(&value) {
-            assert!(
-                canonical(&change.task_id) && change.status.map_or(true, |s| s.is_task_status())
-            );
+            assert!(canonical(&change.task_id));
         }
         if let Ok(changes) = StatusChange::read_all(&value) {
-            assert!(changes
-                .iter()
-                .all(|c| canonical(&c.task_id) && c.status.map_or(true, |s| s.is_task_status())));
+            assert!(changes.iter().all(|c| canonical(&c.task_id)));
         }
         let _ = Contract::read(&value);
         let reply = Reply::from_json(&value);
@@ -78,10 +79,8 @@ fuzz_target!(|data: &[u8]| {
     for status in [200, 404, 422] {
         let _ = classify(status, Contract::Task, &reply);
     }
-    // The answer of a task's status read after a 422: a task status or nothing.
-    if let Some(status) = read_status(text) {
-        assert!(status.is_task_status());
-    }
+    // The answer of a task's status read after a 422: a task status (its type) or nothing.
+    let _ = read_status(text);
     let mut json = serde_json::Deserializer::from_str(text);
     let _ = JobMetadata::read(&mut json);
     let _ = parse_retry_after(text, 1_700_000_000_000);
