@@ -726,7 +726,7 @@ impl JobRecord {
     pub fn fits_stored(&self, text_len: usize) -> bool {
         const GROWTH: usize = 5;
         const DEFAULTS: usize = 64;
-        text_len <= (MAX_RECORD_BYTES - DEFAULTS) / GROWTH || self.fits()
+        text_len.saturating_mul(GROWTH).saturating_add(DEFAULTS) <= MAX_RECORD_BYTES || self.fits()
     }
 
     /// Refuses a record whose JSON would not fit (`invalid_job`).

@@ -146,8 +146,16 @@ mod tests {
         assert_eq!(p.read("d", long.clone()).unwrap(), Counted(5));
         assert_eq!(p.len(), 1);
         let before = parses();
-        p.read("d", long).unwrap();
+        p.read("d", long.clone()).unwrap();
         assert_eq!(parses() - before, 1);
+        // A kept key read with a text that long: read, not kept in the old one's place, and the
+        // old text still reads without parsing.
+        let before = parses();
+        p.read("c", long.clone()).unwrap();
+        p.read("c", long.clone()).unwrap();
+        assert_eq!(parses() - before, 2);
+        p.read("c", "4".into()).unwrap();
+        assert_eq!(parses() - before, 2);
         // Exactly the limit's length is kept.
         let exact = format!("{}6", " ".repeat(MAX_RECORD_BYTES - 1));
         p.read("c", exact.clone()).unwrap();
