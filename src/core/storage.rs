@@ -1,6 +1,6 @@
-//! The storage the core works over: a typed key-value trait shaped like gloo-storage's
-//! `Storage` (values are serde types kept as JSON text), and [`MemoryStorage`], the same in
-//! memory.
+//! The storage the core works over: a key-value trait shaped like gloo-storage's `Storage`
+//! (values are serde types kept as JSON text; read as that text, or as a value), and
+//! [`MemoryStorage`], the same in memory.
 //!
 //! The browser shell implements [`KeyValue`] on gloo-storage over `localStorage`; tests and the
 //! memory mode use [`MemoryStorage`]. Failures are values ([`StorageError`]), never panics.

@@ -9,8 +9,9 @@
 //! does not expect it, and that keep the exception for [`take_failure`]. The adapter is JS
 //! because it must catch exceptions where web-sys calls the methods.
 //!
-//! [`LocalBackend`] is the core's [`KeyValue`] on top of it: typed `get`/`set`, `delete` and
-//! `length` from gloo, keys listed with `raw().key(i)` (gloo's `get_all` would read every
+//! [`LocalBackend`] is the core's [`KeyValue`] on top of it: typed `set`, `delete` and `length`
+//! from gloo, reads as text with `raw().get_item(key)` (the store parses a text once:
+//! `core::store::parsed`), keys listed with `raw().key(i)` (gloo's `get_all` would read every
 //! value of the origin).
 
 use std::cell::RefCell;
