@@ -34,18 +34,19 @@ function fileFor(path) {
 }
 
 /**
- * bench/startup.html with the hints docs/measurements.md describes for a page that serves the
- * package's files as they are: a `modulepreload` for each of its modules and a `preload` of the
- * .wasm, so that they download at once instead of one import after another.
+ * bench/startup.html with the hints the README's "Loading it fast" describes: a `preload` of the
+ * .wasm (`wasmOnly`, what a bundled app or Vite's dev server uses), and for a page that serves
+ * the package's files as they are, a `modulepreload` for each of its modules too, so that they
+ * download at once instead of one import after another.
  */
-async function withHints() {
+async function withHints(wasmOnly) {
   const snippets = (await readdir(join(ROOT, "pkg", "snippets"), { recursive: true }))
     .map(String)
     .filter((f) => f.endsWith(".js"))
     .map((f) => `/pkg/snippets/${f}`);
   const modules = ["/js/index.js", "/js/freeable.js", "/pkg/superset_job_guard.js", ...snippets];
   const links = [
-    ...modules.map((href) => `<link rel="modulepreload" href="${href}">`),
+    ...(wasmOnly ? [] : modules.map((href) => `<link rel="modulepreload" href="${href}">`)),
     `<link rel="preload" href="/pkg/superset_job_guard_bg.wasm" as="fetch" type="application/wasm" crossorigin>`,
   ];
   const html = await readFile(join(ROOT, "bench", "startup.html"), "utf8");
@@ -56,8 +57,9 @@ async function withHints() {
 export async function serve() {
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
-    if (path === "/bench/startup-hints.html") {
-      return res.writeHead(200, { "content-type": "text/html" }).end(await withHints());
+    if (path === "/bench/startup-hints.html" || path === "/bench/startup-wasm-hint.html") {
+      const html = await withHints(path.endsWith("wasm-hint.html"));
+      return res.writeHead(200, { "content-type": "text/html" }).end(html);
     }
     const file = fileFor(path);
     try {

@@ -17,8 +17,10 @@ const base = `${server.origin}/bench/startup.html`;
 
 const browser = await launch();
 const STEPS = ["import", "init", "construct", "login", "recordJob", "jobs"];
-// "hints": the guard again, from a page that hints its files (bench/serve.mjs).
-const IMPLS = ["guard", "hints", ...(compare ? ["compare"] : []), "baseline"];
+// "hints": the guard again, from a page that hints its files; "wasmHint": only its .wasm
+// (bench/serve.mjs).
+const IMPLS = ["guard", "hints", "wasmHint", ...(compare ? ["compare"] : []), "baseline"];
+const PAGES = { hints: "startup-hints.html", wasmHint: "startup-wasm-hint.html" };
 const samples = Object.fromEntries(IMPLS.map((impl) => [impl, []]));
 for (let i = 0; i < LOADS; i++) {
   for (const impl of i % 2 ? IMPLS : [...IMPLS].reverse()) {
@@ -35,7 +37,7 @@ for (let i = 0; i < LOADS; i++) {
       });
       page.on("pageerror", () => resolve(null));
     });
-    const url = impl === "hints" ? `${base.replace("startup.html", "startup-hints.html")}?impl=guard` : `${base}?impl=${impl}`;
+    const url = PAGES[impl] ? `${base.replace("startup.html", PAGES[impl])}?impl=guard` : `${base}?impl=${impl}`;
     await page.goto(url, { waitUntil: "commit" });
     const result = await Promise.race([reported, new Promise((resolve) => setTimeout(resolve, 30_000, null))]);
     await context.close();
@@ -64,6 +66,7 @@ const rows = [
     const b = median(samples.baseline.map(of));
     const row = { step: name, guardMs: g, baselineMs: b, ratio: b > 0 ? g / b : null };
     row.hintsMs = median(samples.hints.map(of));
+    row.wasmHintMs = median(samples.wasmHint.map(of));
     if (compare) row.compareMs = median(samples.compare.map(of));
     return row;
   },
@@ -73,11 +76,11 @@ const pad = (s, w) => String(s).padStart(w);
 console.log(`\nstart-up, fresh browser context per load, medians of ${LOADS} loads each`);
 const ratio = (a, b) => (b > 0 ? (a / b).toFixed(2) : "-");
 console.log(
-  `${"step".padEnd(18)} ${pad("guard ms", 10)} ${pad("baseline ms", 12)} ${pad("guard/baseline", 15)} ${pad("hinted ms", 10)} ${pad("hinted/baseline", 16)}${compare ? ` ${pad("compare ms", 11)} ${pad("compare/baseline", 17)}` : ""}`,
+  `${"step".padEnd(18)} ${pad("guard ms", 10)} ${pad("baseline ms", 12)} ${pad("guard/baseline", 15)} ${pad("hinted ms", 10)} ${pad("hinted/baseline", 16)} ${pad(".wasm hint ms", 14)} ${pad("/baseline", 10)}${compare ? ` ${pad("compare ms", 11)} ${pad("compare/baseline", 17)}` : ""}`,
 );
 for (const r of rows) {
   console.log(
-    `${r.step.padEnd(18)} ${pad(r.guardMs.toFixed(2), 10)} ${pad(r.baselineMs.toFixed(2), 12)} ${pad(ratio(r.guardMs, r.baselineMs), 15)} ${pad(r.hintsMs.toFixed(2), 10)} ${pad(ratio(r.hintsMs, r.baselineMs), 16)}${compare ? ` ${pad(r.compareMs.toFixed(2), 11)} ${pad(ratio(r.compareMs, r.baselineMs), 17)}` : ""}`,
+    `${r.step.padEnd(18)} ${pad(r.guardMs.toFixed(2), 10)} ${pad(r.baselineMs.toFixed(2), 12)} ${pad(ratio(r.guardMs, r.baselineMs), 15)} ${pad(r.hintsMs.toFixed(2), 10)} ${pad(ratio(r.hintsMs, r.baselineMs), 16)} ${pad(r.wasmHintMs.toFixed(2), 14)} ${pad(ratio(r.wasmHintMs, r.baselineMs), 10)}${compare ? ` ${pad(r.compareMs.toFixed(2), 11)} ${pad(ratio(r.compareMs, r.baselineMs), 17)}` : ""}`,
   );
 }
 const machine = `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`;
