@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import os from "node:os";
 
 import { launch } from "../tests/e2e/browser.mjs";
+import { median } from "./median.mjs";
 import { compare, serve } from "./serve.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -49,11 +50,6 @@ const version = browser.version();
 await browser.close();
 server.close();
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const startup = (s) => s.import + s.init + s.construct + s.login;
 const rows = [
   ...STEPS.map((step) => [step, (s) => s[step]]),

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::error::{StorageError, StorageErrorKind};
-use super::storage::{KeyValue, MemoryStorage};
+use super::storage::{from_json, KeyValue, MemoryStorage};
 use super::wire::AnyJson;
 
 /// Where the guard's data lives, as `guard.storage` reports it.
@@ -93,23 +93,14 @@ impl<S: KeyValue> FallbackStorage<S> {
         }
     }
 
-    /// The value under `key`; a read that fails is an absent value, a value that is not a
-    /// `T` an `Unreadable` error.
+    /// The value under `key` ([`get_text`](Self::get_text) read as a `T`); a value that is not
+    /// a `T` is an `Unreadable` error.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        if self.is_tombstone(key) {
-            return Ok(None);
-        }
-        if self.overlay.contains(key) {
-            return self.overlay.get(key);
-        }
-        match self.primary.get(key) {
-            Err(e) if e.kind != StorageErrorKind::Unreadable => Ok(None),
-            read => read,
-        }
+        self.get_text(key).map(|text| from_json(&text)).transpose()
     }
 
-    /// The text under `key`, as [`get`](Self::get) finds it: a read that fails is an absent
-    /// value.
+    /// The text under `key`: the memory layer's if it holds the key, none for a refused
+    /// removal; a read that fails is an absent value.
     pub fn get_text(&self, key: &str) -> Option<String> {
         if self.is_tombstone(key) {
             return None;

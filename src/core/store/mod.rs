@@ -59,7 +59,7 @@ pub struct JobStore<S, C> {
     /// This tab's id, when the app gave it (`tabId`): it survives a reload, the memory does not.
     tab_id: Option<TabId>,
     /// The session marker as last read, beside its text: the same text is not parsed again
-    /// (as [`Parsed`] does for the records).
+    /// (what [`Parsed`] does for the records; for one key, a pair is less code in the module).
     session_read: Option<(String, Session)>,
     /// The records as last read, beside their texts.
     records: Parsed<JobRecord>,
