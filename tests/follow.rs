@@ -18,11 +18,13 @@ use support::*;
 /// answers with; `status`, the HTTP status every answer has while it is not 200;
 /// `refuseCursor`, to answer the next request that has a cursor with 400 "Invalid cursor";
 /// `html`, to answer every request with a 200 HTML page, as a dev server does; `hang`, to
-/// answer nothing until the request's signal aborts).
-/// Every request's URL goes to `calls`.
+/// answer nothing until the request's signal aborts; `stall`, a count of requests to answer
+/// never, whatever their signal says; `retryAfter`, the `Retry-After` of the answers that are
+/// not 200). Every request's URL goes to `calls`, and its signal to `state.signals`.
 const SERVER: &str = r#"
 const json = (body, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json",
+    ...(status !== 200 && state.retryAfter !== undefined ? { "Retry-After": state.retryAfter } : {}) } });
 const order = (id) => id.split("-").map(BigInt);
 const after = (id, last) => {
   const [a, b] = order(id), [c, d] = order(last);
@@ -31,6 +33,11 @@ const after = (id, last) => {
 return async function fetch(url, init) {
   url = String(url);
   calls.push(url);
+  (state.signals ??= []).push(init.signal);
+  if (state.stall > 0) {
+    state.stall -= 1;
+    return new Promise(() => {});
+  }
   if (state.status !== 200) return json({ message: "no" }, state.status);
   if (state.hang) return new Promise((_, reject) => init.signal.addEventListener("abort",
       () => reject(new DOMException("The operation was aborted.", "AbortError"))));
@@ -38,7 +45,9 @@ return async function fetch(url, init) {
   const { pathname, searchParams } = new URL(url, "http://superset.test");
   if (pathname === "/api/v1/async_event/") {
     const last = searchParams.get("last_id");
-    return json({ result: state.events.filter((e) => !last || after(e.id, last)) });
+    // Superset writes each event's `id` first.
+    return json({ result: state.events.filter((e) => !last || after(e.id, last))
+      .map((e) => ({ id: e.id, ...e })) });
   }
   if (pathname === "/api/v1/task/status_changes") {
     const cursor = searchParams.get("cursor");
@@ -89,6 +98,20 @@ impl Server {
 
     fn count(&self) -> usize {
         self.calls.length() as usize
+    }
+
+    /// Whether each request's signal (as `fetch` got it) is aborted now.
+    fn aborted(&self) -> Vec<bool> {
+        let signals = js_sys::Reflect::get(&self.state, &"signals".into()).unwrap();
+        js_sys::Array::from(&signals)
+            .iter()
+            .map(|s| {
+                js_sys::Reflect::get(&s, &"aborted".into())
+                    .unwrap()
+                    .as_bool()
+                    .unwrap()
+            })
+            .collect()
     }
 }
 
@@ -506,6 +529,169 @@ async fn a_logout_during_a_poll_ends_the_request_and_the_next_login_follows_agai
         status_of(&g, "job-2"),
         "done",
         "the follow outlived the logout"
+    );
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+/// Page code's `fetch`, in place of the page's own while `f` runs.
+async fn with_page_fetch<F: std::future::Future<Output = ()>>(server: &Server, f: F) {
+    let global = js_sys::global();
+    let page_fetch = js_sys::Reflect::get(&global, &"fetch".into()).unwrap();
+    js_sys::Reflect::set(&global, &"fetch".into(), &server.fetch).unwrap();
+    f.await;
+    js_sys::Reflect::set(&global, &"fetch".into(), &page_fetch).unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_poll_that_runs_out_of_time_is_aborted_and_the_next_leaves_on_time() {
+    // The app's fetch, then the page's: the first poll never answers; `timeoutMs` ends it.
+    for page in [false, true] {
+        let ns = fresh(&format!("follow-timeout-{page}"));
+        storage().remove_item("last_async_event_id").unwrap();
+        let server = Server::new(json!({"status": 200, "events": [], "stall": 1}));
+        let run = async {
+            let options = json!({"namespace": ns, "timeoutMs": 300, "storage": "memory"});
+            let g = if page {
+                JobGuard::new(js(options)).unwrap()
+            } else {
+                guard(&ns, &server, json!({"timeoutMs": 300, "storage": "memory"}))
+            };
+            g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+                .unwrap();
+            g.record_job(ts(js(job("job-1", "running")))).unwrap();
+            server.set("events", json!([event("1700000000001-0", "job-1", "done")]));
+            let stop = follow(&g);
+            sleep(150).await;
+            assert_eq!(server.aborted(), [false], "page {page}: in flight");
+            sleep(600).await;
+            let aborted = server.aborted();
+            assert!(aborted[0], "page {page}: the timed-out poll was aborted");
+            assert!(aborted.len() >= 2, "page {page}: the next poll left");
+            assert_eq!(status_of(&g, "job-1"), "done", "page {page}");
+            stop.call0(&JsValue::UNDEFINED).unwrap();
+        };
+        if page {
+            with_page_fetch(&server, run).await;
+        } else {
+            run.await;
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_zero_or_a_past_date_never_shortens_the_backoff() {
+    for hint in ["0", "Thu, 01 Jan 1970 00:00:00 GMT"] {
+        let ns = fresh("follow-retry-after");
+        let server = Server::new(json!({"status": 503, "events": [], "retryAfter": hint}));
+        let g = guard(&ns, &server, json!({"storage": "memory"}));
+        g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+            .unwrap();
+        g.record_job(ts(js(job("job-1", "running")))).unwrap();
+        // 100 ms doubling to 1.6 s: the waits are at least 100, 200, 400, 800 ms after
+        // failures (equal jitter), so at most 5 polls in 1.2 s; with no pause, hundreds.
+        let options = js(json!({"intervalMs": 100, "maxIntervalMs": 1600}));
+        let stop: js_sys::Function = g.follow(options).unwrap().dyn_into().unwrap();
+        sleep(1200).await;
+        let polls = server.count();
+        assert!((2..=5).contains(&polls), "{hint}: {polls} polls in 1.2 s");
+        stop.call0(&JsValue::UNDEFINED).unwrap();
+    }
+}
+
+/// A page of Superset's size: an error event for each of `jobs`, with a message of
+/// `message_len` characters (Superset puts the query's error messages there), `id` first.
+fn error_events(jobs: std::ops::Range<usize>, message_len: usize) -> Value {
+    let message = "m".repeat(message_len);
+    Value::Array(
+        jobs.map(|i| {
+            let mut e = event(&format!("17000000{i:05}-0"), &format!("job-{i}"), "error");
+            e["errors"] = json!([{"message": message, "error_type": "GENERIC_DB_ENGINE_ERROR"}]);
+            e
+        })
+        .collect(),
+    )
+}
+
+/// Waits until `done` holds, or `ms` have passed.
+async fn until(ms: i32, done: impl Fn() -> bool) {
+    for _ in 0..ms / 50 {
+        if done() {
+            return;
+        }
+        sleep(50).await;
+    }
+}
+
+fn stat(g: &JobGuard, name: &str) -> u64 {
+    rust(&g.stats().unwrap())[name].as_u64().unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn pages_of_supersets_size_and_larger_are_read_and_never_stop_the_stream() {
+    let ns = fresh("follow-big-pages");
+    let server = Server::new(json!({"status": 200, "events": []}));
+    let g = guard(&ns, &server, json!({"storage": "memory"}));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    for i in 0..200 {
+        g.record_job(ts(js(job(&format!("job-{i}"), "running"))))
+            .unwrap();
+    }
+    // 100 error events with 1.2 KB messages: a 140 KB page, over the 64 KiB of a cancel's
+    // answer; read whole.
+    let page = error_events(0..100, 1200);
+    assert!(page.to_string().len() > 130_000);
+    server.set("events", page);
+    let stop = follow(&g);
+    sleep(400).await;
+    for i in 0..100 {
+        assert_eq!(status_of(&g, &format!("job-{i}")), "error", "job-{i}");
+    }
+    assert_eq!(stat(&g, "partialPages"), 0);
+    // 100 events of 30 KB each: a 3 MB page, over the 2 Mi page limit. Its start is read,
+    // then the rest from the last id read.
+    let polls = server.count();
+    server.set("events", error_events(100..200, 30_000));
+    until(3000, || status_of(&g, "job-199") == "error").await;
+    for i in 100..200 {
+        assert_eq!(status_of(&g, &format!("job-{i}")), "error", "job-{i}");
+    }
+    assert!(stat(&g, "partialPages") >= 1);
+    assert_eq!(stat(&g, "skippedEvents"), 0);
+    assert!(server.count() >= polls + 2);
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn an_event_larger_than_a_page_is_passed_over_and_the_stream_goes_on() {
+    let ns = fresh("follow-huge-event");
+    let server = Server::new(json!({"status": 200, "events": []}));
+    let g = guard(&ns, &server, json!({"storage": "memory"}));
+    g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+        .unwrap();
+    g.record_job(ts(js(job("job-0", "running")))).unwrap();
+    g.record_job(ts(js(job("job-1", "running")))).unwrap();
+    let mut events = error_events(0..1, 2_500_000);
+    events
+        .as_array_mut()
+        .unwrap()
+        .push(event("1700000000001-0", "job-1", "done"));
+    server.set("events", events);
+    let stop = follow(&g);
+    until(3000, || status_of(&g, "job-1") == "done").await;
+    assert_eq!(status_of(&g, "job-1"), "done", "the stream went on");
+    assert_eq!(
+        status_of(&g, "job-0"),
+        "running",
+        "the event too large to read"
+    );
+    assert_eq!(stat(&g, "skippedEvents"), 1);
+    assert!(stat(&g, "partialPages") >= 1);
+    let calls = server.calls();
+    assert!(
+        calls.iter().any(|c| c.ends_with("last_id=1700000000000-0")),
+        "{calls:?}"
     );
     stop.call0(&JsValue::UNDEFINED).unwrap();
 }

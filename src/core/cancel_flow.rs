@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::model::TaskStatus;
 use super::random::Random;
 use super::response::{
-    after_status_read, classify, network_failure, timed_out, Classification, Contract, Outcome,
-    Reply,
+    after_accepted_status_read, after_status_read, classify, network_failure, timed_out,
+    Classification, Contract, Outcome, Reply,
 };
 use super::retry::RetryPolicy;
 
@@ -79,8 +79,9 @@ pub enum Answer {
 pub enum Step {
     /// Wait this many milliseconds, check again, then send the next request.
     Wait(u64),
-    /// A task's 422: read the task's status once (`GET /api/v1/task/<uuid>/status`, no retry)
-    /// and give it to [`CancelFlow::after_status`].
+    /// A task's 422, or its 2xx whose body could not be read: read the task's status once
+    /// (`GET /api/v1/task/<uuid>/status`, no retry) and give it to
+    /// [`CancelFlow::after_status`].
     ReadStatus,
     /// Done: give the app this outcome.
     Finish(CancelOutcome),
@@ -95,6 +96,8 @@ pub struct CancelFlow {
     contract: Contract,
     timeout_ms: u64,
     sent: u32,
+    /// The status whose answer sent the flow to read the task back (422, or a 2xx).
+    read_after: u16,
 }
 
 impl CancelFlow {
@@ -105,6 +108,7 @@ impl CancelFlow {
             contract,
             timeout_ms,
             sent: 0,
+            read_after: 422,
         }
     }
 
@@ -166,7 +170,18 @@ impl CancelFlow {
                 status: 422,
                 reply: Reply::Json { .. } | Reply::NotJson | Reply::Unread,
                 ..
-            } if self.contract == Contract::Task => return Step::ReadStatus,
+            } if self.contract == Contract::Task => {
+                self.read_after = 422;
+                return Step::ReadStatus;
+            }
+            Answer::Status {
+                status: status @ 200..=299,
+                reply: Reply::Unreadable,
+                ..
+            } if self.contract == Contract::Task => {
+                self.read_after = *status;
+                return Step::ReadStatus;
+            }
             Answer::Status {
                 status,
                 retry_after,
@@ -189,6 +204,12 @@ impl CancelFlow {
     /// one the guard knows. A running task cannot be stopped: `refused`, reason
     /// `not_abortable`.
     pub fn after_status(&self, status: Option<TaskStatus>) -> CancelOutcome {
+        if self.read_after != 422 {
+            let mut outcome =
+                self.finish(after_accepted_status_read(status), Some(self.read_after));
+            outcome.status = status;
+            return outcome;
+        }
         let mut outcome = self.finish(after_status_read(status), Some(422));
         if status.is_some_and(|s| !s.is_terminal()) {
             outcome.reason = Some(RefusalReason::NotAbortable);
@@ -457,6 +478,52 @@ mod tests {
             panic!("an async_event 422 read a task status")
         };
         assert_eq!((out.outcome, out.retryable), (Outcome::Failed, false));
+    }
+
+    #[test]
+    fn a_2xx_whose_body_cannot_be_read_is_the_servers_yes() {
+        let mut random = SequenceRandom::new(vec![0.5]);
+        let unreadable = Answer::Status {
+            status: 200,
+            retry_after: None,
+            reply: Reply::Unreadable,
+        };
+        // async_event: the status decides.
+        let mut flow = CancelFlow::new("j", RetryPolicy::default(), Contract::AsyncEvent, 10_000);
+        flow.sending();
+        let Step::Finish(out) = flow.after(&unreadable, 0, &mut random) else {
+            panic!("an async_event 2xx was not final")
+        };
+        assert_eq!(
+            (out.outcome, out.http_status, out.retryable),
+            (Outcome::Cancelled, Some(200), false)
+        );
+        // task: the action is in the body; the task is read back to say what happened.
+        let mut flow = task_flow(3);
+        flow.sending();
+        assert_eq!(flow.after(&unreadable, 0, &mut random), Step::ReadStatus);
+        for (status, outcome) in [
+            (Some(TaskStatus::Aborted), Outcome::Cancelled),
+            (Some(TaskStatus::Aborting), Outcome::Cancelled),
+            (Some(TaskStatus::InProgress), Outcome::Left),
+            (Some(TaskStatus::Pending), Outcome::Left),
+            (Some(TaskStatus::Success), Outcome::AlreadyFinished),
+            (None, Outcome::Cancelled),
+        ] {
+            let out = flow.after_status(status);
+            assert_eq!(
+                (out.outcome, out.http_status, out.status, out.reason),
+                (outcome, Some(200), status, None),
+                "{status:?}"
+            );
+        }
+        // A 422 after it reads as a 422 again.
+        flow.sending();
+        assert_eq!(flow.after(&status(422), 0, &mut random), Step::ReadStatus);
+        assert_eq!(
+            flow.after_status(Some(TaskStatus::Success)).http_status,
+            Some(422)
+        );
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! Following Superset's event stream (issue #20, `guard.follow()`): the rules, without a
-//! browser. What the poll asks from (the cursors of both contracts), how long it waits
-//! (Superset's cadence, backing off while nothing changes, with jitter after failures), and
-//! what an answer means: read it, stop until the next login, start again from a fresh cursor,
-//! or try again later. The browser shell (leader election, the timer, `fetch`) is not written
-//! yet; these rules are what it will run.
+//! Following Superset's event stream (`guard.follow()`): the rules, without a browser. What
+//! the poll asks from (the cursors of both contracts), how long it waits (Superset's cadence,
+//! backing off while nothing changes, with jitter after failures), and what an answer means:
+//! read it, stop until the next login, start again from a fresh cursor, or try again later.
+//! The browser shell (`src/web/follow.rs`: leader election, the timer, `fetch`) runs these
+//! rules; a page of the async_event stream is read by [`pages`](super::pages).
 //!
-//! Cursors (`../shared/`):
+//! Cursors (Superset's source, `superset/async_events/`, `superset/tasks/api.py`):
 //! - async_event: Superset's own `last_async_event_id` (a Redis stream id, `<ms>-<seq>`), sent
 //!   as `?last_id=`; the events after it are answered.
 //! - task: the ISO date-time of the `202` bodies and of each `status_changes` answer, sent as
@@ -15,19 +15,15 @@
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
-
-use super::quiet::Json;
 
 use super::error::GuardError;
 use super::ids::quote;
-use super::model::JobMetadata;
 use super::options::{refuse, whole};
 use super::random::Random;
 use super::response::Contract;
-use super::retry::parse_retry_after;
+use super::retry::{jitter, parse_retry_after};
 use super::task::StatusChange;
-use super::wire::{self, AnyJson, Field, Keys};
+use super::wire::{self, Field, Keys};
 
 /// Superset's polling delay (`GLOBAL_ASYNC_QUERIES_POLLING_DELAY`, and the task framework's
 /// first interval).
@@ -182,10 +178,11 @@ impl Cadence {
         self.quiet_ms = self.options.interval_ms;
     }
 
-    /// A request that failed: `Retry-After` when the server gave one (capped at the longest
-    /// interval), else a random wait from half to all of `interval * 2^failures`, capped at
-    /// the longest interval ("equal jitter": tabs of many browsers do not come back together,
-    /// and no wait is shorter than half the backoff).
+    /// A request that failed: a random wait from half to all of `interval * 2^failures`,
+    /// capped at the longest interval ("equal jitter": tabs of many browsers do not come back
+    /// together, and no wait is shorter than half the backoff), or the server's `Retry-After`
+    /// where that is longer (capped at the longest interval too). A hint never shortens the
+    /// backoff: `Retry-After: 0`, or a date in the past, backs off as an answer without one.
     pub fn failed(
         &mut self,
         retry_after: Option<&str>,
@@ -194,22 +191,14 @@ impl Cadence {
     ) -> u64 {
         self.failures = self.failures.saturating_add(1);
         let max = self.options.max_interval_ms;
-        if let Some(wait) = retry_after.and_then(|h| parse_retry_after(h, now_ms)) {
-            return wait.min(max);
-        }
         let ceiling = self
             .options
             .interval_ms
             .saturating_mul(1u64 << self.failures.min(32))
             .min(max);
-        let fraction = random.next_f64();
-        let fraction = if (0.0..1.0).contains(&fraction) {
-            fraction
-        } else {
-            0.0
-        };
-        let half = ceiling / 2;
-        half + ((ceiling - half) as f64 * fraction) as u64
+        let backoff = jitter(ceiling / 2, ceiling, random);
+        let hint = retry_after.and_then(|h| parse_retry_after(h, now_ms));
+        backoff.max(hint.unwrap_or(0)).min(max)
     }
 }
 
@@ -289,78 +278,6 @@ impl PartialOrd for EventId {
         Some(self.cmp(other))
     }
 }
-
-/// A page of the async_event stream, `{ result: [event, …] }`: its events of known statuses,
-/// and the id to read after next time.
-#[derive(Debug, PartialEq)]
-pub struct EventPage {
-    /// The events that are valid job metadata of a status this guard knows, in order.
-    pub events: Vec<JobMetadata>,
-    /// The greatest valid event id of the page (an event skipped below counts: it was read).
-    pub last_id: Option<EventId>,
-    /// Events skipped: not valid job metadata, or of a status this guard does not know.
-    pub skipped: usize,
-}
-
-/// Most events one page may hold (Superset answers at most 100).
-pub const MAX_EVENTS_PER_PAGE: usize = 1000;
-
-impl EventPage {
-    /// A page of `len` events, or why it is refused: more than [`MAX_EVENTS_PER_PAGE`].
-    pub fn with_len(len: usize) -> Result<Self, GuardError> {
-        if len > MAX_EVENTS_PER_PAGE {
-            return Err(GuardError::InvalidJob(format!(
-                "a page of {len} events; at most {MAX_EVENTS_PER_PAGE} are read"
-            )));
-        }
-        Ok(EventPage {
-            events: Vec::with_capacity(len),
-            last_id: None,
-            skipped: 0,
-        })
-    }
-
-    /// Takes the page's next event: its `id` as sent, and what reading it
-    /// ([`JobMetadata::read_event`]) gave. An event that could not be read, or has a status
-    /// this guard does not know, is skipped, so one event the guard cannot read does not stop
-    /// the stream; its id still counts (it was read).
-    pub fn push(&mut self, id: Option<&str>, event: Result<Option<JobMetadata>, GuardError>) {
-        let id = id.and_then(EventId::parse);
-        if id > self.last_id {
-            self.last_id = id;
-        }
-        match event {
-            Ok(Some(meta)) => self.events.push(meta),
-            Ok(None) | Err(_) => self.skipped += 1,
-        }
-    }
-
-    /// Reads a page from its text. The page is parsed by serde_json (its own nesting limit of
-    /// 128 levels holds the stack), then each event is read within the limits of every JSON
-    /// from outside ([`AnyJson`]: 64 levels, no `__proto__`): an event nested too deeply is
-    /// skipped like any other event that cannot be read, and the rest of the page is applied.
-    /// Refused whole: text that is not JSON, not `{ result: [...] }`, or more than
-    /// [`MAX_EVENTS_PER_PAGE`] events.
-    pub fn from_text(text: &str) -> Result<Self, GuardError> {
-        let refused = || GuardError::InvalidJob(RESULT_RULE.to_owned());
-        let page: Value = serde_json::from_str(text).map_err(|_| refused())?;
-        let Some(Value::Array(items)) = page.get("result") else {
-            return Err(refused());
-        };
-        let mut page = Self::with_len(items.len())?;
-        for item in items {
-            let id = item.get("id").and_then(Value::as_str);
-            let event = AnyJson::deserialize(Json(item))
-                .map_err(|e| GuardError::InvalidJob(e.to_string()))
-                .and_then(|AnyJson(event)| JobMetadata::read_event(Json(&event)));
-            page.push(id, event);
-        }
-        Ok(page)
-    }
-}
-
-/// What a page's `result` must be.
-pub const RESULT_RULE: &str = "`result` must be an array of async events";
 
 /// The task contract's cursor: an ISO date-time as Superset writes it
 /// (`2026-09-01T10:00:00`, perhaps with a fraction and an offset), floored to whole seconds
@@ -468,37 +385,7 @@ mod tests {
     use super::*;
     use crate::core::doubles::SequenceRandom;
     use crate::core::quiet::Json;
-    use serde_json::json;
-
-    #[test]
-    fn a_page_from_its_text_skips_an_event_nested_too_deeply_and_applies_the_rest() {
-        let deep = (0..100).fold(json!(1), |v, _| json!([v]));
-        let done = json!({"id": "1700000000012-0", "channel_id": "c", "job_id": "j",
-                          "user_id": "1", "status": "done"});
-        let text = json!({"result": [
-            {"id": "1700000000014-0", "channel_id": "c", "job_id": "j", "user_id": "1",
-             "status": "error", "errors": [deep]},
-            done,
-        ], "other": [1.5]})
-        .to_string();
-        let page = EventPage::from_text(&text).unwrap();
-        assert_eq!((page.events.len(), page.skipped), (1, 1));
-        // The skipped event was read: its id moves the cursor past it.
-        assert_eq!(page.last_id, EventId::parse("1700000000014-0"));
-        for bad in ["", "[]", "{\"result\": 5}", "{\"result\": [] } x", "2.5"] {
-            assert_eq!(
-                EventPage::from_text(bad).unwrap_err().code(),
-                "invalid_job",
-                "{bad}"
-            );
-        }
-        let many = json!({"result": vec![json!({}); MAX_EVENTS_PER_PAGE + 1]}).to_string();
-        assert!(EventPage::from_text(&many).is_err());
-    }
-
-    fn page_of(v: Value) -> Result<EventPage, GuardError> {
-        EventPage::from_text(&v.to_string())
-    }
+    use serde_json::{json, Value};
 
     fn options(v: Value) -> Result<FollowOptions, GuardError> {
         FollowOptions::read(Json(&v))
@@ -604,9 +491,26 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(c.failed(None, 0, &mut broken), 15_000);
         }
-        assert_eq!(c.failed(Some("3"), 0, &mut high), 3000);
+        // The server's hint lengthens the wait, capped at the longest interval, and never
+        // shortens it: `Retry-After: 0` or a date in the past backs off all the same.
         assert_eq!(c.failed(Some("86400"), 0, &mut high), 30_000);
         assert_eq!(c.failed(Some("soon"), 0, &mut low), 15_000);
+        assert_eq!(c.failed(Some("0"), 0, &mut low), 15_000);
+        assert_eq!(
+            c.failed(Some("Thu, 01 Jan 1970 00:00:01 GMT"), 5000, &mut high),
+            29_999
+        );
+        let mut fresh = Cadence::new(FollowOptions::default());
+        assert_eq!(fresh.failed(Some("3"), 0, &mut low), 3000);
+        assert_eq!(fresh.failed(Some("0"), 0, &mut low), 1000);
+        // However the server answers, failures in a row reach the longest interval.
+        let waits: Vec<u64> = (0..8)
+            .map(|_| fresh.failed(Some("0"), 0, &mut low))
+            .collect();
+        assert_eq!(
+            waits,
+            [2000, 4000, 8000, 15_000, 15_000, 15_000, 15_000, 15_000]
+        );
         // An answer read ends the failures: the backoff starts over.
         c.quiet();
         assert_eq!(c.failed(None, 0, &mut low), 500);
@@ -665,64 +569,6 @@ mod tests {
             "1_1",
         ] {
             assert_eq!(EventId::parse(bad), None, "{bad}");
-        }
-    }
-
-    const EVENT: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";
-
-    fn event(id: Value, status: &str) -> Value {
-        json!({"id": id, "channel_id": "c1", "job_id": EVENT, "user_id": "1",
-               "status": status, "errors": [], "result_url": null})
-    }
-
-    #[test]
-    fn a_page_keeps_its_valid_events_and_its_greatest_id() {
-        let page = page_of(json!({"result": [
-            event(json!("5-0"), "done"),
-            event(json!("7-1"), "paused"),
-            {"id": "6-0", "job_id": 3},
-            event(json!("nope"), "error"),
-            event(json!(null), "running"),
-        ]}))
-        .unwrap();
-        assert_eq!(page.events.len(), 3);
-        assert_eq!(page.events[0].status, crate::core::model::JobStatus::Done);
-        assert_eq!(
-            page.events[2].status,
-            crate::core::model::JobStatus::Running
-        );
-        assert_eq!(page.skipped, 2);
-        assert_eq!(page.last_id, EventId::parse("7-1"));
-
-        let empty = page_of(json!({"result": []})).unwrap();
-        assert_eq!(
-            empty,
-            EventPage {
-                events: vec![],
-                last_id: None,
-                skipped: 0
-            }
-        );
-        let many: Vec<Value> = (0..=MAX_EVENTS_PER_PAGE)
-            .map(|i| event(json!(format!("{i}-0")), "done"))
-            .collect();
-        let all: Vec<Value> = many[..MAX_EVENTS_PER_PAGE].to_vec();
-        assert_eq!(
-            page_of(json!({ "result": all })).unwrap().events.len(),
-            1000
-        );
-        for bad in [
-            json!({"result": many}),
-            json!({"result": null}),
-            json!({"result": {}}),
-            json!({}),
-            json!([]),
-            json!("x"),
-        ] {
-            assert_eq!(
-                EventPage::from_text(&bad.to_string()).unwrap_err().code(),
-                "invalid_job"
-            );
         }
     }
 

@@ -18,6 +18,7 @@
 //! - [`random`]: injected randomness
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
 //! - `follow` (natively, and on wasm32 with the `follow` feature): following Superset's event stream: cursors, cadence, what a poll's answer means
+//! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
@@ -35,6 +36,8 @@ pub mod follow;
 pub mod ids;
 pub mod model;
 pub mod options;
+#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+pub mod pages;
 pub mod quiet;
 pub mod random;
 pub mod response;

@@ -137,11 +137,22 @@ pub enum Reply {
     Redirected,
     /// A JSON body, with its `action` when that is a string.
     Json { action: Option<String> },
+    /// A 2xx JSON answer whose body could not be read at all: its `text()` threw or rejected
+    /// (a body stream that broke after the headers). The status is the server's yes; where a
+    /// contract needs the body (the task contract's `action`), the guard's own cancel reads
+    /// the task back.
+    Unreadable,
 }
 
 /// The longest answer body the guard reads (UTF-16 code units, as JS counts): a longer one is
 /// not the endpoint's answer.
 pub const MAX_BODY_CHARS: usize = 64 * 1024;
+
+/// The longest page of an event stream the guard reads whole (UTF-16 code units): Superset
+/// answers at most 100 events a page (`MAX_EVENT_COUNT`), and an event the guard keeps is at
+/// most [`MAX_RECORD_BYTES`](super::model::MAX_RECORD_BYTES) (16 KiB), so 100 of the largest
+/// and their ids fit with room to spare. Of a longer page the guard reads this much.
+pub const MAX_PAGE_CHARS: usize = 2 * 1024 * 1024;
 
 impl Reply {
     /// Reads a JSON body already parsed (a JS value or `serde_json::Value`), at most
@@ -252,6 +263,11 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
             format!("The server's answer (HTTP {status}) was not the cancel endpoint's: the {what} was not cancelled"),
             false,
         ),
+        200..=299 if matches!(reply, Reply::Unreadable) => (
+            Outcome::Cancelled,
+            format!("The server accepted the cancel (HTTP {status}); its answer could not be read"),
+            false,
+        ),
         200..=299 if task => match reply.action() {
             Some(a @ ("unsubscribed" | "detached")) => {
                 action = Some(a.to_owned());
@@ -339,6 +355,37 @@ pub fn after_status_read(status: Option<TaskStatus>) -> Classification {
             "This task cannot be stopped: it is still running, and it cannot be aborted".to_owned(),
         ),
         None => (Outcome::Refused, TASK_422_MESSAGE.to_owned()),
+    };
+    Classification {
+        outcome,
+        message,
+        retryable: false,
+        action: None,
+    }
+}
+
+/// A task's 2xx whose body could not be read ([`Reply::Unreadable`]), once its status was read
+/// back (`GET /api/v1/task/<uuid>/status`): the server accepted the cancel, and the status says
+/// what it did. `aborting` or `aborted`: `cancelled`; still `pending` or `in_progress`: `left`
+/// (it runs on for others: this tab detached, or this user unsubscribed); another terminal
+/// status: `already_finished`; no status read: `cancelled`, as far as the answer says.
+pub fn after_accepted_status_read(status: Option<TaskStatus>) -> Classification {
+    let (outcome, message) = match status {
+        Some(TaskStatus::Aborting | TaskStatus::Aborted) => {
+            (Outcome::Cancelled, "Task cancelled".to_owned())
+        }
+        Some(TaskStatus::Pending | TaskStatus::InProgress) => (
+            Outcome::Left,
+            "The server accepted the cancel and the task runs on for others".to_owned(),
+        ),
+        Some(s) => (
+            Outcome::AlreadyFinished,
+            format!("The task has already finished ({})", s.as_str()),
+        ),
+        None => (
+            Outcome::Cancelled,
+            "The server accepted the cancel (HTTP 200); its answer could not be read".to_owned(),
+        ),
     };
     Classification {
         outcome,

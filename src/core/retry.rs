@@ -1,5 +1,6 @@
 //! The retry schedule for transient cancel failures: exponential backoff with full jitter,
-//! overridden by the server's `Retry-After` (seconds or an HTTP date), capped at the maximum.
+//! lengthened (never shortened) by the server's `Retry-After` (seconds or an HTTP date), capped
+//! at the maximum; and the jitter `follow()`'s backoff shares ([`jitter`]).
 
 use super::random::Random;
 
@@ -22,9 +23,11 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The wait before request number `sent + 1`, after `sent` requests (`sent >= 1`):
-    /// `Retry-After` when the server gave one, else a uniformly random time up to
-    /// `base * 2^(sent-1)` ("full jitter"); both capped at `max_delay_ms`.
+    /// The wait before request number `sent + 1`, after `sent` requests (`sent >= 1`): a
+    /// uniformly random time up to `base * 2^(sent-1)` ("full jitter"), or the server's
+    /// `Retry-After` where that is longer: a hint never shortens the backoff (`Retry-After: 0`
+    /// or a date in the past does not make the guard hammer the server). Capped at
+    /// `max_delay_ms`.
     pub fn delay_ms(
         &self,
         sent: u32,
@@ -32,22 +35,29 @@ impl RetryPolicy {
         now_ms: u64,
         random: &mut dyn Random,
     ) -> u64 {
-        if let Some(wait) = retry_after.and_then(|h| parse_retry_after(h, now_ms)) {
-            return wait.min(self.max_delay_ms);
-        }
         let exponent = sent.saturating_sub(1).min(32);
         let ceiling = self
             .base_delay_ms
             .saturating_mul(1u64 << exponent)
             .min(self.max_delay_ms);
-        let fraction = random.next_f64();
-        let fraction = if (0.0..1.0).contains(&fraction) {
-            fraction
-        } else {
-            0.0
-        };
-        (ceiling as f64 * fraction) as u64
+        let backoff = jitter(0, ceiling, random);
+        let hint = retry_after.and_then(|h| parse_retry_after(h, now_ms));
+        backoff.max(hint.unwrap_or(0)).min(self.max_delay_ms)
     }
+}
+
+/// A random wait from `floor` up to (not including) `ceiling`, uniformly; `floor` when the
+/// random source answers outside `0..1` (a page that replaced `Math.random`) or `ceiling` is
+/// not above `floor`. The one jitter of the guard: full jitter (`floor` 0) for cancel's
+/// retries, equal jitter (`floor` half the ceiling) for `follow()`'s failures.
+pub fn jitter(floor: u64, ceiling: u64, random: &mut dyn Random) -> u64 {
+    let fraction = random.next_f64();
+    let fraction = if (0.0..1.0).contains(&fraction) {
+        fraction
+    } else {
+        0.0
+    };
+    floor + (ceiling.saturating_sub(floor) as f64 * fraction) as u64
 }
 
 /// `Retry-After` as milliseconds from `now_ms`: delay-seconds (`120`) or an HTTP date
@@ -265,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_wins_but_is_capped() {
+    fn retry_after_lengthens_the_backoff_but_never_shortens_it() {
         let policy = RetryPolicy::default();
         let mut r = SequenceRandom::new(vec![0.5]);
         assert_eq!(policy.delay_ms(1, Some("2"), 0, &mut r), 2000);
@@ -279,5 +289,14 @@ mod tests {
             100,
             "unreadable: backoff"
         );
+        // `Retry-After: 0` or a date in the past: the backoff as without the hint.
+        assert_eq!(policy.delay_ms(1, Some("0"), 0, &mut r), 100);
+        assert_eq!(policy.delay_ms(3, Some("0"), 0, &mut r), 400);
+        assert_eq!(
+            policy.delay_ms(3, Some("Thu, 01 Jan 1970 00:00:01 GMT"), 5000, &mut r),
+            400
+        );
+        // A hint shorter than the backoff: the backoff.
+        assert_eq!(policy.delay_ms(5, Some("1"), 0, &mut r), 1600);
     }
 }

@@ -42,4 +42,11 @@ pub struct StoreStats {
     /// Updates skipped because their status is one this guard does not know (a status a later
     /// Superset adds): events, task status messages, `status_changes` entries.
     pub unknown_statuses: u32,
+    /// Events of the event stream `follow()` passed over: not job metadata, or nested too
+    /// deeply (the stream goes on after them).
+    pub skipped_events: u32,
+    /// Pages of an event stream `follow()` could read only in part: longer than the page limit
+    /// (2 Mi characters), broken after some events, or not readable at all (the task stream
+    /// then starts again from a fresh cursor).
+    pub partial_pages: u32,
 }

@@ -8,7 +8,9 @@
 //! by `logout()` and by a session that ends or changes (here or in another tab). Every wait
 //! (the `fetch`, the body, a retry's delay) is raced against that signal and, for a request,
 //! against the per-attempt timeout (`timeoutMs`): an app `fetch` that ignores its signal, or a
-//! body that never arrives, cannot keep a cancel pending.
+//! body that never arrives, cannot keep a cancel pending. Each request has a controller of its
+//! own, whose signal is the one `fetch` gets: a request that runs out of time is aborted, not
+//! left open (the browser would queue the next request to the same URL behind it).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -29,7 +31,7 @@ use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
 use crate::core::model::TaskStatus;
 use crate::core::options::GuardOptions;
-use crate::core::response::{read_status, Contract, Reply, MAX_BODY_CHARS};
+use crate::core::response::{read_status, Contract, Reply, MAX_BODY_CHARS, MAX_PAGE_CHARS};
 
 #[wasm_bindgen]
 extern "C" {
@@ -200,9 +202,10 @@ enum Waited {
 }
 
 /// The cancel's requests (and `follow`'s polls, with the follow's signal as the app's) with
-/// their abort wiring: the app's signal and the guard's (logout,
-/// a session that ended or changed) abort this cancel's own controller, whose signal the
-/// requests and the waits listen to.
+/// their abort wiring: the app's signal and the guard's (logout, a session that ended or
+/// changed) abort this cancel's own controller, whose signal the waits listen to. Each request
+/// (an attempt) has a controller of its own, whose signal goes to `fetch`: a wait that stops,
+/// out of time or aborted, aborts it, and so does the next attempt and [`release`](Self::release).
 pub(super) struct Requests {
     sender: Sender,
     post: Request,
@@ -210,6 +213,8 @@ pub(super) struct Requests {
     sources: Vec<AbortSignal>,
     controller: Option<AbortController>,
     abort: Option<Function>,
+    /// The controller of the request in flight (or whose body is being read).
+    attempt: RefCell<Option<AbortController>>,
 }
 
 impl Requests {
@@ -230,12 +235,7 @@ impl Requests {
                 .ok()
                 .map(|f| f.bind0(c))
         });
-        if let (Some(controller), Some(abort)) = (&controller, &abort) {
-            if let Some(signal) = dom::signal_of(controller) {
-                for request in std::iter::once(&post).chain(&status) {
-                    let _ = Reflect::set(&request.init, &JsValue::from_str("signal"), &signal);
-                }
-            }
+        if let Some(abort) = &abort {
             for source in &sources {
                 let _ = source.add_event_listener_with_callback("abort", abort);
             }
@@ -247,6 +247,35 @@ impl Requests {
             sources,
             controller,
             abort,
+            attempt: RefCell::new(None),
+        }
+    }
+
+    /// A copy of `request`'s `init` whose `signal` is a new attempt's (the one before it
+    /// aborted, if still open).
+    fn begin_attempt(&self, request: &Request) -> Object {
+        self.end_attempt();
+        let init = Object::assign(&Object::new(), &request.init);
+        if let Ok(controller) = AbortController::new() {
+            if let Some(signal) = dom::signal_of(&controller) {
+                let _ = Reflect::set(&init, &JsValue::from_str("signal"), &signal);
+            }
+            if let Ok(mut attempt) = self.attempt.try_borrow_mut() {
+                *attempt = Some(controller);
+            }
+        }
+        init
+    }
+
+    /// Aborts the attempt's request, if one is open: its `fetch`, or the body still coming.
+    fn end_attempt(&self) {
+        let open = self
+            .attempt
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut a| a.take());
+        if let Some(controller) = open {
+            dom::abort(&controller);
         }
     }
 
@@ -259,8 +288,9 @@ impl Requests {
             || self.signal().is_some_and(|s| dom::is_aborted(&s))
     }
 
-    /// Removes the listeners this cancel added.
+    /// Ends the request still open and removes the listeners this cancel added.
     pub(super) fn release(&self) {
+        self.end_attempt();
         if let Some(abort) = &self.abort {
             for source in &self.sources {
                 let _ = source.remove_event_listener_with_callback("abort", abort);
@@ -290,7 +320,8 @@ impl Requests {
             return Some(Err(Answer::NetworkError));
         };
         let url = JsValue::from_str(&request.url);
-        let Ok(pending) = fetch.call2(&global, &url, &request.init) else {
+        let init = self.begin_attempt(request);
+        let Ok(pending) = fetch.call2(&global, &url, &init) else {
             return Some(Err(Answer::NetworkError));
         };
         let response = match self.wait(&pending, deadline).await {
@@ -317,8 +348,11 @@ impl Requests {
         };
         let reply = match reply(&response, status) {
             Read::Decided(reply) => reply,
-            Read::Text => match self.text(&response, deadline).await {
-                Ok(text) => text.map_or(Reply::NotJson, |t| Reply::from_text(&t)),
+            Read::Text => match self.text(&response, deadline, MAX_BODY_CHARS).await {
+                Ok(Body::Text(text)) => Reply::from_text(&text),
+                // A 2xx's body that broke: the status is the server's yes.
+                Ok(Body::Broken) if (200..=299).contains(&status) => Reply::Unreadable,
+                Ok(_) => Reply::NotJson,
                 Err(()) => return self.stopped(),
             },
         };
@@ -337,35 +371,43 @@ impl Requests {
         if !(200..=299).contains(&status) || !matches!(reply(&response, status), Read::Text) {
             return None;
         }
-        read_status(&self.text(&response, deadline).await.ok()??)
+        match self.text(&response, deadline, MAX_BODY_CHARS).await.ok()? {
+            Body::Text(text) => read_status(&text),
+            _ => None,
+        }
     }
 
     /// Sends the first request (a poll of `follow`) once: its status, whether its body is
-    /// JSON, its `Retry-After`, and the JSON body's text when it is at most
-    /// [`MAX_BODY_CHARS`] long. `Some(Err(()))` for a network error or a timeout; `None` when
-    /// it was aborted first.
+    /// JSON, its `Retry-After`, and the JSON body's text (its first [`MAX_PAGE_CHARS`] when it
+    /// is longer). `Some(Err(()))` for a network error or a timeout; `None` when it was
+    /// aborted first.
     #[cfg(feature = "follow")]
     pub(super) async fn get(&self) -> Option<Result<Polled, ()>> {
-        self.read(&self.post).await
+        self.read(&self.post, MAX_PAGE_CHARS).await
     }
 
-    /// Sends `url` a `GET` like the first request (its headers, this request's signal), once:
-    /// the text of a 2xx JSON answer (a task's status, after a fresh cursor).
+    /// Sends `url` a `GET` like the first request (its headers, a signal of its own), once:
+    /// the text of a 2xx JSON answer of at most [`MAX_BODY_CHARS`] (a task read back).
     #[cfg(feature = "follow")]
     pub(super) async fn get_text(&self, url: &str) -> Option<String> {
-        let init = Object::assign(&Object::new(), &self.post.init);
         let request = Request {
             url: url.to_owned(),
-            init,
+            init: self.post.init.clone(),
         };
-        match self.read(&request).await? {
-            Ok(polled) if (200..=299).contains(&polled.status) && polled.json => polled.text,
+        match self.read(&request, MAX_BODY_CHARS).await? {
+            Ok(Polled {
+                status: 200..=299,
+                json: true,
+                text: Some(text),
+                cut: false,
+                ..
+            }) => Some(text),
             _ => None,
         }
     }
 
     #[cfg(feature = "follow")]
-    async fn read(&self, request: &Request) -> Option<Result<Polled, ()>> {
+    async fn read(&self, request: &Request, limit: usize) -> Option<Result<Polled, ()>> {
         let (response, status, deadline) = match self.fetch(request).await? {
             Ok(answered) => answered,
             Err(_) => return Some(Err(())),
@@ -376,53 +418,77 @@ impl Requests {
             == Some(true);
         let json =
             !redirected && header(&response, "Content-Type").is_some_and(|k| is_json_type(&k));
-        let text = if json && (200..=299).contains(&status) {
-            match self.text(&response, deadline).await {
-                Ok(text) => text,
+        let (text, cut) = if json && (200..=299).contains(&status) {
+            match self.text(&response, deadline, limit).await {
+                Ok(Body::Text(text)) => (Some(text), false),
+                Ok(Body::Cut(text)) => (Some(text), true),
+                Ok(Body::TooLong | Body::Broken) => (None, false),
                 Err(()) if self.aborted() => return None,
                 Err(()) => return Some(Err(())),
             }
         } else {
-            None
+            (None, false)
         };
         Some(Ok(Polled {
             status,
             json,
             retry_after: header(&response, "Retry-After"),
             text,
+            cut,
         }))
     }
 
-    /// The body's text, if it is at most [`MAX_BODY_CHARS`] long (`Ok(None)` otherwise, or if
-    /// it cannot be read); `Err` when the wait stopped (aborted, or out of time).
-    async fn text(&self, response: &JsValue, deadline: f64) -> Result<Option<String>, ()> {
-        // A declared length of a million bytes or more (seven digits), far beyond what the
-        // limit allows, is not read at all.
-        let declared = header(response, "Content-Length");
-        if declared.is_some_and(|n| n.len() > 6 && n.bytes().all(|b| b.is_ascii_digit())) {
-            return Ok(None);
+    /// The body's text, if it is at most `limit` UTF-16 code units long; a longer one is
+    /// [`Body::TooLong`] or, where a page may be read in part ([`MAX_PAGE_CHARS`]), its first
+    /// `limit` units ([`Body::Cut`]). `Err` when the wait stopped (aborted, or out of time).
+    async fn text(&self, response: &JsValue, deadline: f64, limit: usize) -> Result<Body, ()> {
+        let may_cut = limit == MAX_PAGE_CHARS;
+        // A declared length beyond what the limit allows (at most 3 bytes of UTF-8 for each
+        // UTF-16 unit) is not read at all, unless its start is to be read.
+        let declared = header(response, "Content-Length")
+            .filter(|n| n.len() <= 20 && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u64>().ok());
+        if !may_cut && declared.is_some_and(|n| n > 3 * limit as u64) {
+            return Ok(Body::TooLong);
         }
         let pending = Reflect::get(response, &JsValue::from_str("text"))
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok())
             .and_then(|f| f.call0(response).ok());
         let Some(pending) = pending else {
-            return Ok(None);
+            return Ok(Body::Broken);
         };
-        match self.wait(&pending, deadline).await {
-            Waited::Value(text) => Ok(text
-                .dyn_ref::<JsString>()
-                .filter(|t| t.length() as usize <= MAX_BODY_CHARS)
-                .and_then(|t| t.as_string())),
-            Waited::Failed => Ok(None),
-            Waited::Stopped => Err(()),
+        let text = match self.wait(&pending, deadline).await {
+            Waited::Value(text) => text,
+            Waited::Failed => return Ok(Body::Broken),
+            Waited::Stopped => return Err(()),
+        };
+        let Some(text) = text.dyn_ref::<JsString>() else {
+            return Ok(Body::Broken);
+        };
+        let length = text.length() as usize;
+        if length <= limit {
+            return Ok(text.as_string().map_or(Body::Broken, Body::Text));
         }
+        if !may_cut {
+            return Ok(Body::TooLong);
+        }
+        // Not inside a surrogate pair.
+        let mut end = limit as u32;
+        if text.char_code_at(end - 1) as u32 & 0xFC00 == 0xD800 {
+            end -= 1;
+        }
+        Ok(text
+            .slice(0, end)
+            .as_string()
+            .map_or(Body::Broken, Body::Cut))
     }
 
     /// Waits for `pending` (a promise, a thenable or a value) until it settles, this cancel is
     /// aborted, or `deadline` (ms since the epoch) passes, whichever comes first.
     async fn wait(&self, pending: &JsValue, deadline: f64) -> Waited {
         if self.aborted() {
+            self.end_attempt();
             return Waited::Stopped;
         }
         let signal = self.signal();
@@ -449,7 +515,11 @@ impl Requests {
             let _ = signal.remove_event_listener_with_callback("abort", wake);
         }
         match result {
-            Ok(value) if Object::is(&value, &stop_token) => Waited::Stopped,
+            Ok(value) if Object::is(&value, &stop_token) => {
+                // Out of time or aborted: the request itself ends too.
+                self.end_attempt();
+                Waited::Stopped
+            }
             Ok(value) => Waited::Value(value),
             Err(_) => Waited::Failed,
         }
@@ -488,8 +558,22 @@ pub(super) struct Polled {
     /// Whether its `Content-Type` is JSON (and it was not reached by a redirect).
     pub(super) json: bool,
     pub(super) retry_after: Option<String>,
-    /// A 2xx JSON body's text, when it was at most the body limit.
+    /// A 2xx JSON body's text (its start, when `cut`).
     pub(super) text: Option<String>,
+    /// The body was longer than the page limit: `text` is its first [`MAX_PAGE_CHARS`].
+    pub(super) cut: bool,
+}
+
+/// What reading a body gave.
+enum Body {
+    Text(String),
+    /// The first [`MAX_PAGE_CHARS`] of a longer page.
+    #[cfg_attr(not(feature = "follow"), allow(dead_code))]
+    Cut(String),
+    /// Longer than the limit.
+    TooLong,
+    /// `text()` is missing, threw, rejected, or gave something that is not a string.
+    Broken,
 }
 
 /// `response.headers.get(name)`, if there is one to read.

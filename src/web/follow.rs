@@ -33,9 +33,10 @@ use super::tabs::{Change, Listeners, Source, TabHost};
 use crate::core::clock::Clock;
 use crate::core::fallback::StorageMode;
 use crate::core::follow::{
-    classify_poll, Cadence, ChangesPage, EventId, EventPage, FollowOptions, PollAnswer, TaskCursor,
+    classify_poll, Cadence, ChangesPage, EventId, FollowOptions, PollAnswer, TaskCursor,
 };
 use crate::core::ids::TaskId;
+use crate::core::pages::EventPage;
 use crate::core::quiet::{self, Json};
 use crate::core::response::{read_status, Contract};
 use crate::core::task::StatusChange;
@@ -288,6 +289,7 @@ async fn once(
             json,
             retry_after,
             text,
+            cut,
         })) => match classify_poll(status, json, contract, sent_cursor) {
             PollAnswer::SignedOut => {
                 // Announced once, to this tab's `subscribe` and to the other tabs' listeners
@@ -317,10 +319,26 @@ async fn once(
                 // use (one reader of each shape in the module).
                 let changed = match (text, contract) {
                     (None, _) => None,
-                    (Some(body), Contract::AsyncEvent) => apply_events(state, cursor, &body),
+                    (Some(body), Contract::AsyncEvent) => {
+                        apply_events(state, cursor, &body, cut).map(|(changed, more)| {
+                            // Read in part: the rest comes with the next poll, at once.
+                            if more {
+                                cadence.restart();
+                            }
+                            changed
+                        })
+                    }
+                    (Some(_), Contract::Task) if cut => {
+                        skip_changes(state, cursor);
+                        None
+                    }
                     (Some(body), Contract::Task) => match apply_changes(state, cursor, &body) {
                         Some(changed) if !sent_cursor => {
                             Some(changed + read_statuses(state, &requests, &running).await)
+                        }
+                        None => {
+                            skip_changes(state, cursor);
+                            None
                         }
                         changed => changed,
                     },
@@ -342,11 +360,21 @@ async fn once(
     next
 }
 
-/// Applies a page of the async_event stream, `{ result: [event, …] }`; how many records
-/// changed, `None` for a page that is not one.
-fn apply_events(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> Option<usize> {
-    let page = EventPage::from_text(body).ok()?;
+/// Applies a page of the async_event stream, `{ result: [event, …] }` (its start, when
+/// `cut`), and moves the cursor past what it read; how many records changed, and whether the
+/// page was read only in part (there is more to read at once). `None` for a page of which
+/// nothing could be read.
+fn apply_events(
+    state: &Rc<RefCell<Inner>>,
+    cursor: &mut Cursor,
+    body: &str,
+    cut: bool,
+) -> Option<(usize, bool)> {
+    let page = EventPage::from_text(body, cut).ok()?;
     let mut guard = state.try_borrow_mut().ok()?;
+    guard
+        .store
+        .count_page(page.skipped, page.unknown, page.partial);
     let mut changed = 0;
     for event in page.events {
         if let Ok(Some(_)) = guard.store.apply_event(event) {
@@ -354,12 +382,24 @@ fn apply_events(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> 
         }
     }
     drop(guard);
+    let mut more = false;
     if let Some(last) = page.last_id {
         if cursor.event.as_ref().is_none_or(|sent| last > *sent) {
             cursor.set_event(last);
+            more = page.partial;
         }
     }
-    Some(changed)
+    Some((changed, more))
+}
+
+/// A `status_changes` answer that cannot be read (or is longer than the page limit): counted,
+/// and the stream starts again from a fresh cursor, whose first answer reads each running
+/// task's status back, so that the stream is not stuck on it and nothing is lost.
+fn skip_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor) {
+    cursor.task = None;
+    if let Ok(mut guard) = state.try_borrow_mut() {
+        guard.store.count_page(0, 0, true);
+    }
 }
 
 /// Applies a `status_changes` answer and takes its cursor; how many records changed.

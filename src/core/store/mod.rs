@@ -291,6 +291,18 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         Ok(Some(record))
     }
 
+    /// Counts what `follow()` passed over in a page of an event stream: events it could not
+    /// read, of a status this guard does not know, and whether the page was read only in part.
+    pub fn count_page(&mut self, skipped: usize, unknown: usize, partial: bool) {
+        let s = &mut self.stats;
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        s.skipped_events = s
+            .skipped_events
+            .saturating_add(n(skipped.saturating_sub(unknown)));
+        s.unknown_statuses = s.unknown_statuses.saturating_add(n(unknown));
+        s.partial_pages = s.partial_pages.saturating_add(u32::from(partial));
+    }
+
     /// Counts an update skipped for a status this guard does not know.
     pub fn skipped_unknown_status(&mut self) {
         self.stats.unknown_statuses = self.stats.unknown_statuses.saturating_add(1);
