@@ -16,10 +16,11 @@ use support::*;
 /// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, raw?,
 /// html?, redirected?, stuckBody?}` (`json` is sent as an `application/json` body, `raw` is
 /// such a body's text as given, `html` a `text/html` one; `redirected` marks the answer as
-/// reached by following a redirect; `stuckBody` makes its `text()` and `json()` never settle),
+/// reached by following a redirect; `stuckBody` makes its `text()` and `json()` never settle;
+/// `brokenBody: "throw" | "reject"` makes them throw or reject, as a body stream that breaks),
 /// `"network"` (rejects like a failed fetch), `"throw"` (throws synchronously), `"hang"` (never
 /// answers until its signal aborts) or `"ignore"` (never answers, whatever its signal says). It
-/// records every request in `calls`.
+/// records every request in `calls`, and the signal each got in `calls.signals`.
 struct MockFetch {
     fetch: js_sys::Function,
     calls: js_sys::Array,
@@ -30,6 +31,7 @@ return function fetch(url, init) {
   calls.push({ url: String(url), method: init.method, credentials: init.credentials,
                headers: init.headers, signal: init.signal instanceof AbortSignal,
                body: init.body === undefined ? null : init.body });
+  (calls.signals ??= []).push(init.signal);
   const step = script.length ? script.shift() : { status: 200 };
   if (step === "throw") throw new TypeError("fetch exploded");
   if (step === "network") return Promise.reject(new TypeError("Failed to fetch"));
@@ -47,6 +49,13 @@ return function fetch(url, init) {
   }
   const response = new Response(body, { status: step.status, headers });
   if (step.redirected) Object.defineProperty(response, "redirected", { value: true });
+  if (step.brokenBody) {
+    const broken = () => new TypeError("network error: the body stream broke");
+    for (const read of ["text", "json"]) {
+      Object.defineProperty(response, read, { value: step.brokenBody === "throw"
+        ? () => { throw broken(); } : () => Promise.reject(broken()) });
+    }
+  }
   if (step.stuckBody) {
     for (const read of ["text", "json"]) {
       Object.defineProperty(response, read, { value: () => new Promise(() => {}) });
@@ -72,6 +81,19 @@ impl MockFetch {
 
     fn calls(&self) -> Vec<Value> {
         self.calls.iter().map(|c| rust(&c)).collect()
+    }
+
+    /// Whether the signal each request got is aborted now.
+    fn aborted(&self) -> Vec<bool> {
+        let signals = js_sys::Reflect::get(&self.calls, &"signals".into()).unwrap();
+        js_sys::Array::from(&signals)
+            .iter()
+            .map(|s| {
+                js_sys::Reflect::get(&s, &"aborted".into())
+                    .unwrap()
+                    .is_truthy()
+            })
+            .collect()
     }
 }
 
@@ -449,10 +471,27 @@ async fn a_logout_in_another_tab_stops_the_retries() {
         &mock,
         json!({ "retry": { "baseDelayMs": 100, "maxDelayMs": 100 } }),
     );
+    // A guard of the same page and namespace: it hears the logout as another tab's (which
+    // ends the cancels in flight at once: `aborted`, as the README says).
     let two = JobGuard::new(js(json!({ "namespace": "c-tabs" }))).unwrap();
     let pending = one.cancel("job-1".into(), JsValue::UNDEFINED);
     sleep(10).await;
     two.logout().unwrap();
+    let out = rust(&JsFuture::from(pending).await.unwrap());
+    assert_eq!(out["outcome"], "aborted");
+    assert_eq!(out["attempts"], 1);
+    assert_eq!(mock.calls().len(), 1);
+    // A session that ended where this guard did not hear it (storage changed under it) is
+    // found by the check before the next attempt.
+    let mock = MockFetch::new(json!([{ "status": 503, "retryAfter": "3600" }, { "status": 200 }]));
+    let one = guard(
+        "c-tabs-unheard",
+        &mock,
+        json!({ "retry": { "baseDelayMs": 100, "maxDelayMs": 100 } }),
+    );
+    let pending = one.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(10).await;
+    storage().remove_item("c-tabs-unheard:v1:session").unwrap();
     let out = rust(&JsFuture::from(pending).await.unwrap());
     assert_eq!(out["outcome"], "refused");
     assert_eq!(out["reason"], "no_session");
@@ -1299,4 +1338,92 @@ fn header_values_fetch_would_refuse_are_invalid_options() {
         JobGuard::new(js(json!({ "timeoutMs": 0 }))).err().unwrap(),
         "invalid_options",
     );
+}
+
+#[wasm_bindgen_test]
+async fn an_attempt_that_runs_out_of_time_is_aborted_before_the_next_leaves() {
+    let mock = MockFetch::new(json!(["ignore", "ignore", { "status": 200 }]));
+    let g = guard(
+        "c-attempt-abort",
+        &mock,
+        json!({ "timeoutMs": 60, "retry": { "attempts": 3, "baseDelayMs": 1, "maxDelayMs": 5 } }),
+    );
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (out["outcome"].clone(), out["attempts"].clone()),
+        (json!("cancelled"), json!(3))
+    );
+    // The two that never answered were aborted; each request had a signal of its own.
+    assert_eq!(mock.aborted()[..2], [true, true]);
+    let signals =
+        js_sys::Array::from(&js_sys::Reflect::get(&mock.calls, &"signals".into()).unwrap());
+    assert!(!js_sys::Object::is(&signals.get(0), &signals.get(1)));
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_2xx_whose_body_breaks_is_the_servers_yes() {
+    // async_event: the status decides; the record is cancelled, and nothing is sent again.
+    for broken in ["throw", "reject"] {
+        let mock = MockFetch::new(json!([
+            { "status": 200, "json": {"message": "OK"}, "brokenBody": broken }
+        ]));
+        let g = guard(&format!("c-broken-{broken}"), &mock, json!({}));
+        let out = cancel(&g, "job-1").await;
+        assert_eq!(
+            (
+                out["outcome"].clone(),
+                out["httpStatus"].clone(),
+                out["attempts"].clone()
+            ),
+            (json!("cancelled"), json!(200), json!(1)),
+            "{broken}"
+        );
+        assert_eq!(status_of(&g, "job-1"), "cancelled", "{broken}");
+        g.logout().unwrap();
+    }
+    // task: the action was in the body; the task's status, read back, says what happened.
+    for (read_back, outcome, left) in [
+        (json!("aborted"), "cancelled", json!("aborted")),
+        (json!("in_progress"), "left", json!("in_progress")),
+        (json!("success"), "already_finished", json!("success")),
+    ] {
+        let mock = MockFetch::new(json!([
+            { "status": 200, "json": {"action": "aborted"}, "brokenBody": "reject" },
+            { "status": 200, "json": {"status": read_back} }
+        ]));
+        let g = task_guard(&format!("t-broken-{read_back}"), &mock, None);
+        let out = cancel(&g, TASK).await;
+        assert_eq!(out["outcome"], outcome, "{read_back}");
+        assert_eq!(out["httpStatus"], 200, "{read_back}");
+        let calls = mock.calls();
+        assert_eq!(calls.len(), 2, "{read_back}: the cancel, then the status");
+        assert!(calls[1]["url"].as_str().unwrap().ends_with("/status"));
+        assert_eq!(status_of(&g, TASK), left, "{read_back}");
+        g.logout().unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn supersets_own_403_body_is_not_job_owner_never_retried() {
+    // Flask-AppBuilder's `response_403()`: `{"message": "Forbidden"}`, not the seed's text.
+    let mock = MockFetch::new(json!([
+        { "status": 403, "json": {"message": "Forbidden"} }, { "status": 200 }
+    ]));
+    let g = guard(
+        "c-403-forbidden",
+        &mock,
+        json!({ "retry": { "attempts": 5, "baseDelayMs": 1 } }),
+    );
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(
+        (
+            out["outcome"].clone(),
+            out["retryable"].clone(),
+            out["attempts"].clone()
+        ),
+        (json!("not_job_owner"), json!(false), json!(1))
+    );
+    assert_eq!(mock.calls().len(), 1, "403 is never retried");
+    assert_eq!(status_of(&g, "job-1"), Value::Null);
 }

@@ -855,7 +855,9 @@ fn a_job_answered_from_a_remembered_check_is_the_record() {
 }
 
 /// The BroadcastChannel opens in a microtask after construction: a tab that never announced
-/// anything still hears a memory-only tab's logout.
+/// anything still hears the channel. A memory-only tab's logout ends nothing in a tab whose
+/// localStorage still holds the session (what another tab says is believed only where storage
+/// agrees); a memory-only tab hears it.
 #[wasm_bindgen_test]
 async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
     let ns = fresh("h-bc-later");
@@ -868,23 +870,30 @@ async fn a_tab_that_never_announced_still_hears_memory_only_tabs() {
     let local = guard(json!({ "namespace": ns }));
     // The same user as stored: nothing to announce, so nothing opened the channel yet.
     local.login(ts(js(json!({ "userId": 1 })))).unwrap();
-    let seen = js_sys::Array::new();
-    let record =
-        js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
-            .call1(&JsValue::NULL, &seen)
-            .unwrap();
+    let (seen, record) = recorder();
     let _keep = local.on_change(record).unwrap();
+    let listener = guard(json!({ "namespace": ns, "storage": "memory" }));
+    listener.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let (heard, record) = recorder();
+    let _keep_too = listener.on_change(record).unwrap();
     sleep(0).await;
     let memory = guard(json!({ "namespace": ns, "storage": "memory" }));
     memory.login(ts(js(json!({ "userId": 1 })))).unwrap();
     memory.logout().unwrap();
     for _ in 0..100 {
-        if seen.length() > 0 {
+        if heard.length() > 0 {
             break;
         }
         sleep(20).await;
     }
-    assert_eq!(rust(&seen), json!(["logout"]));
+    assert_eq!(
+        rust(&heard),
+        json!(["logout"]),
+        "a memory-only tab hears it"
+    );
+    sleep(100).await;
+    assert_eq!(rust(&seen), json!([]), "storage still holds the session");
+    assert!(!rust(&local.session().unwrap()).is_null());
     local.logout().unwrap();
 }
 
@@ -906,6 +915,13 @@ fn break_method(class: &str, name: &str) -> js_sys::Function {
            {class}.prototype.{name} = function () {{ throw new Error("{class}.{name} replaced by the page"); }};
            return () => {{ {class}.prototype.{name} = original; }};"#
     ))
+}
+
+/// A listener that pushes each change's type into `seen`.
+fn record_into(seen: &js_sys::Array) -> JsValue {
+    js_sys::Function::new_with_args("seen", "return (change) => seen.push(change.type);")
+        .call1(&JsValue::NULL, seen)
+        .unwrap()
 }
 
 fn recorder() -> (js_sys::Array, JsValue) {
@@ -944,6 +960,12 @@ async fn event_getters_that_throw_never_wedge_the_guard_or_its_listeners() {
     fire.call1(&JsValue::NULL, &session_key).unwrap();
     assert_eq!(rust(&seen), json!(["logout"]), "the listener still works");
 
+    // A channel message is heard by a tab whose storage is its memory (a guard whose storage is
+    // the origin's believes storage, not messages).
+    let g = guard(json!({ "namespace": ns, "storage": "memory" }));
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let _keep = g.on_change(record_into(&seen)).unwrap();
+    sleep(0).await; // the channel opens in a microtask
     let other = web_sys::BroadcastChannel::new(&format!("superset-job-guard:{ns}")).unwrap();
     let message =
         js(json!({ "type": "logout", "shared": false, "userId": null, "guestKey": null }));
@@ -1269,4 +1291,212 @@ fn updates_with_statuses_a_later_superset_adds_are_skipped_the_rest_apply() {
     );
     assert_eq!(rust(&g.stats().unwrap())["unknownStatuses"], 3);
     g.logout().unwrap();
+}
+
+/// Posts `message` (JSON) on the guard's channel, as page code can.
+fn post_on_channel(ns: &str, message: Value) {
+    let channel = web_sys::BroadcastChannel::new(&format!("superset-job-guard:{ns}")).unwrap();
+    channel.post_message(&js(message)).unwrap();
+    channel.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_forged_channel_message_ends_nothing_storage_still_holds() {
+    let ns = fresh("h-forged");
+    // A cancel in flight: the app's fetch answers when its signal aborts.
+    let hang = js_sys::Function::new_no_args(
+        r#"return (url, init) => new Promise((_, reject) => init.signal.addEventListener("abort",
+             () => reject(new DOMException("aborted", "AbortError"))));"#,
+    )
+    .call0(&JsValue::NULL)
+    .unwrap();
+    let options = js(json!({ "namespace": ns }));
+    js_sys::Reflect::set(&options, &"fetch".into(), &hang).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(meta("job-1", "running"))).unwrap();
+    let (seen, record) = recorder();
+    let _keep = g.subscribe(record).unwrap();
+    sleep(0).await;
+    let pending = g.cancel("job-1".into(), JsValue::UNDEFINED);
+    sleep(50).await;
+    for forged in [
+        json!({"type": "logout"}),
+        json!({"type": "logout", "shared": false, "userId": null, "guestKey": null}),
+        json!({"type": "user_changed", "shared": false, "userId": "2", "guestKey": null}),
+    ] {
+        post_on_channel(&ns, forged);
+    }
+    sleep(200).await;
+    assert_eq!(
+        settled(&pending).await,
+        None,
+        "the cancel is still in flight"
+    );
+    assert_eq!(rust(&seen), json!([]), "no change heard");
+    assert_eq!(rust(&g.session().unwrap())["userId"], "1");
+    // A real logout ends it.
+    g.logout().unwrap();
+    sleep(50).await;
+    assert_eq!(settled(&pending).await.unwrap()["outcome"], "aborted");
+}
+
+/// What `promise` settled with, or `None` while it has not.
+async fn settled(promise: &js_sys::Promise) -> Option<Value> {
+    let pending = JsValue::from_str("still pending");
+    let race = js_sys::Promise::race(&js_sys::Array::of2(
+        promise,
+        &js_sys::Promise::resolve(&pending),
+    ));
+    let value = wasm_bindgen_futures::JsFuture::from(race).await.unwrap();
+    (value != pending).then(|| rust(&value))
+}
+
+#[wasm_bindgen_test]
+fn the_guards_of_one_page_hear_each_others_changes() {
+    let ns = fresh("h-page");
+    let a = guard(json!({ "namespace": ns }));
+    let b = guard(json!({ "namespace": ns }));
+    let other = guard(json!({ "namespace": format!("{ns}-other") }));
+    let (heard, record) = recorder();
+    let _keep = b.subscribe(record).unwrap();
+    let sources = js_sys::Array::new();
+    let note = js_sys::Function::new_with_args("s", "return (c) => s.push(c.source);")
+        .call1(&JsValue::NULL, &sources)
+        .unwrap();
+    let _keep_too = b.on_change(note).unwrap();
+    let (elsewhere, record) = recorder();
+    let _keep_other = other.subscribe(record).unwrap();
+    a.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    a.record_job(ts(meta("job-1", "running"))).unwrap();
+    a.apply_event(ts(meta("job-1", "done"))).unwrap();
+    assert_eq!(
+        rust(&heard),
+        json!(["user_changed", "jobs_changed", "jobs_changed"])
+    );
+    assert_eq!(rust(&b.jobs().unwrap())[0]["status"], "done");
+    a.logout().unwrap();
+    assert_eq!(rust(&heard).as_array().unwrap().last().unwrap(), "logout");
+    assert!(rust(&sources)
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s == "other_tab"));
+    assert_eq!(
+        rust(&elsewhere),
+        json!([]),
+        "another namespace hears nothing"
+    );
+    // A guard whose storage is its own memory shares no records: it hears none of them.
+    let private = guard(json!({ "namespace": ns, "storage": "memory" }));
+    let (mine, record) = recorder();
+    let _keep_private = private.subscribe(record).unwrap();
+    a.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    a.record_job(ts(meta("job-2", "running"))).unwrap();
+    assert_eq!(rust(&mine), json!([]));
+    // A freed guard hears nothing more.
+    let count = heard.length();
+    drop(b);
+    a.record_job(ts(meta("job-3", "running"))).unwrap();
+    assert_eq!(heard.length(), count);
+    a.logout().unwrap();
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/js/freeable.js")]
+extern "C" {
+    /// The package's `JobGuard`: wasm-bindgen's class wrapped so that `free()` is safe.
+    fn freeable(base: &JsValue, freed_error: &JsValue) -> JsValue;
+}
+
+/// The package's `JobGuard` class (js/freeable.js over wasm-bindgen's).
+fn package_class() -> JsValue {
+    let probe: JsValue = guard(json!({ "storage": "memory" })).into();
+    let base = js_sys::Reflect::get(
+        &js_sys::Reflect::get_prototype_of(&probe).unwrap(),
+        &"constructor".into(),
+    )
+    .unwrap();
+    let freed_error = wasm_bindgen::closure::Closure::<dyn Fn() -> JsValue>::new(
+        superset_job_guard::web::freed_error,
+    )
+    .into_js_value();
+    freeable(&base, &freed_error)
+}
+
+/// Calls `guard[method](...args)` as JS does.
+fn call(guard: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: js_sys::Function = js_sys::Reflect::get(guard, &method.into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let args: js_sys::Array = args.iter().collect();
+    f.apply(guard, &args)
+}
+
+#[wasm_bindgen_test]
+async fn a_free_made_during_a_call_takes_effect_when_it_returns_and_releases_everything() {
+    let class = package_class();
+    let ns = fresh("h-free-inside");
+    let polls = js_sys::Array::new();
+    let fetch = js_sys::Function::new_with_args(
+        "polls",
+        r#"return async (url) => { polls.push(String(url));
+             return new Response('{"result": []}', { headers: { "Content-Type": "application/json" } }); };"#,
+    )
+    .call1(&JsValue::NULL, &polls)
+    .unwrap();
+    let options = js(json!({ "namespace": ns }));
+    js_sys::Reflect::set(&options, &"fetch".into(), &fetch).unwrap();
+    let g = js_sys::Reflect::construct(
+        class.unchecked_ref::<js_sys::Function>(),
+        &js_sys::Array::of1(&options),
+    )
+    .unwrap();
+    call(&g, "login", &[js(json!({ "userId": 1 }))]).unwrap();
+    call(&g, "recordJob", &[meta("job-1", "running")]).unwrap();
+    let follow = js(json!({ "intervalMs": 100, "maxIntervalMs": 100 }));
+    call(&g, "follow", &[follow]).unwrap();
+    let (heard, record) = recorder();
+    call(&g, "subscribe", &[record]).unwrap();
+    sleep(250).await;
+    assert!(polls.length() >= 1, "following");
+    // The argument's getter frees the guard in the middle of `recordJob`.
+    let freeing = js_sys::Function::new_with_args(
+        "g",
+        r#"return { get channel_id() { g.free(); return "c"; }, job_id: "job-2", user_id: "1",
+                    status: "running", errors: [], result_url: null };"#,
+    )
+    .call1(&JsValue::NULL, &g)
+    .unwrap();
+    let recorded = call(&g, "recordJob", &[freeing]);
+    assert_eq!(
+        rust(&recorded.expect("the call answers"))["job_id"],
+        "job-2"
+    );
+    // Freed once the call returned: every call answers `freed`, and nothing is left running.
+    assert_guard_error(call(&g, "jobs", &[]).thrown(), "freed");
+    call(&g, "free", &[]).expect("free() twice is harmless");
+    let polled = polls.length();
+    let count = heard.length();
+    let other = guard(json!({ "namespace": ns }));
+    other.record_job(ts(meta("job-3", "running"))).unwrap();
+    other.logout().unwrap();
+    sleep(400).await;
+    assert_eq!(polls.length(), polled, "the follow stopped with the guard");
+    assert_eq!(heard.length(), count, "its listeners were released");
+    // A listener that frees the guard while the guard tells it of its own change.
+    let g = js_sys::Reflect::construct(
+        class.unchecked_ref::<js_sys::Function>(),
+        &js_sys::Array::of1(&js(json!({ "namespace": ns }))),
+    )
+    .unwrap();
+    let free_on_change = js_sys::Function::new_with_args("g", "return () => g.free();")
+        .call1(&JsValue::NULL, &g)
+        .unwrap();
+    call(&g, "subscribe", &[free_on_change]).unwrap();
+    call(&g, "login", &[js(json!({ "userId": 1 }))]).expect("the login answers");
+    assert_guard_error(call(&g, "jobs", &[]).thrown(), "freed");
+    let after = guard(json!({ "namespace": ns }));
+    assert_eq!(rust(&after.session().unwrap())["userId"], "1");
+    after.logout().unwrap();
 }

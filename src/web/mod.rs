@@ -37,4 +37,4 @@ mod state;
 mod storage;
 mod tabs;
 
-pub use guard::{classify_cancel_response, is_guard_error, JobGuard};
+pub use guard::{classify_cancel_response, freed_error, is_guard_error, JobGuard};

@@ -1,6 +1,9 @@
 //! The origin's other tabs: their logouts, user switches and new jobs reach this guard through
 //! the `storage` event (for `localStorage`) and a `BroadcastChannel` (which also reaches tabs
-//! whose storage fell back to memory), and the app hears of them through `onChange`.
+//! whose storage fell back to memory), and the app hears of them through `onChange`. The other
+//! guards of this page (two providers, or a provider and the app's own guard) hear each
+//! other's changes as they hear other tabs': a page's own writes fire no `storage` event, so
+//! each change a guard makes is handed to the page's other guards of its namespace directly.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -97,10 +100,101 @@ pub enum Source {
 /// from inside their own calls (a ping-pong of sign-ins) are cut off there.
 const MAX_DELIVERIES: usize = 64;
 
+/// The guards of this page that share storage, by namespace: each one's id, its state and its
+/// listeners, weakly (a dropped guard leaves; `TabSync`'s drop takes it out).
+struct Neighbour {
+    id: u32,
+    namespace: String,
+    host: Host,
+    listeners: Weak<RefCell<Listeners>>,
+}
+
+thread_local! {
+    static PAGE: RefCell<(u32, Vec<Neighbour>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Adds a guard to the page's; its id.
+fn join_page(namespace: &str, host: Host, listeners: &Rc<RefCell<Listeners>>) -> u32 {
+    PAGE.with(|page| {
+        let Ok(mut page) = page.try_borrow_mut() else {
+            return 0;
+        };
+        page.0 = page.0.wrapping_add(1);
+        let id = page.0;
+        page.1.push(Neighbour {
+            id,
+            namespace: namespace.to_owned(),
+            host,
+            listeners: Rc::downgrade(listeners),
+        });
+        id
+    })
+}
+
+fn leave_page(id: u32) {
+    PAGE.with(|page| {
+        if let Ok(mut page) = page.try_borrow_mut() {
+            page.1.retain(|n| n.id != id && n.host.strong_count() > 0);
+        }
+    });
+}
+
+/// Whether a guard's records are in the origin's storage (not this page's memory alone).
+fn shares_storage(host: &Host) -> bool {
+    host.upgrade().is_some_and(|h| {
+        h.try_borrow_mut()
+            .is_ok_and(|mut g| g.store().storage_status().kind != StorageMode::Memory)
+    })
+}
+
+/// Another guard of the page, as a change is handed to it.
+type Neighbourly = (Host, Weak<RefCell<Listeners>>);
+
+/// Hands a change the guard `id` made to the page's other guards of its namespace, as a
+/// `storage` event hands it to other tabs: only a change in storage (records, the session),
+/// between guards whose storage is the origin's. (A 401 reaches them by the channel.)
+fn tell_page(id: u32, change: Change) {
+    if id == 0 || change == Change::Unauthorized {
+        return;
+    }
+    let (from, others): (Option<Host>, Vec<Neighbourly>) = PAGE.with(|page| {
+        let Ok(page) = page.try_borrow() else {
+            return (None, Vec::new());
+        };
+        let Some(me) = page.1.iter().find(|n| n.id == id) else {
+            return (None, Vec::new());
+        };
+        let others = page
+            .1
+            .iter()
+            .filter(|n| n.id != id && n.namespace == me.namespace)
+            .map(|n| (n.host.clone(), n.listeners.clone()))
+            .collect();
+        (Some(me.host.clone()), others)
+    });
+    if others.is_empty() || !from.as_ref().is_some_and(shares_storage) {
+        return;
+    }
+    for (host, listeners) in others {
+        let Some(listeners) = listeners.upgrade() else {
+            continue;
+        };
+        if !shares_storage(&host) {
+            continue;
+        }
+        if change != Change::JobsChanged {
+            end_session_here(&host);
+        }
+        Listeners::notify(&listeners, change, Source::OtherTab);
+    }
+}
+
 /// The app's `onChange` and `subscribe` callbacks, kept apart from the guard's state so that
 /// calling them never holds a borrow of it.
 #[derive(Default)]
 pub struct Listeners {
+    /// This guard's id among the page's guards (0: none).
+    page_id: u32,
     next_id: u32,
     /// Each callback, and whether it hears this tab's own changes too (`subscribe`).
     callbacks: Vec<(u32, Function, bool)>,
@@ -160,6 +254,10 @@ impl Listeners {
                 break;
             };
             Self::deliver(this, change, source);
+            if source == Source::Local {
+                let id = this.try_borrow().map_or(0, |l| l.page_id);
+                tell_page(id, change);
+            }
         }
         if let Ok(mut l) = this.try_borrow_mut() {
             l.queue.clear();
@@ -219,6 +317,8 @@ pub struct TabSync {
     /// A [`signed_in`](Self::signed_in) made before the channel opened, sent when it opens.
     #[cfg(feature = "follow")]
     pending_signed_in: Option<Session>,
+    /// This guard's id among the page's guards.
+    page_id: u32,
 }
 
 /// The channel's name and what its messages reach.
@@ -248,6 +348,10 @@ impl TabSync {
                 .add_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
             closure
         });
+        let page_id = join_page(namespace, inner.clone(), &listeners);
+        if let Ok(mut l) = listeners.try_borrow_mut() {
+            l.page_id = page_id;
+        }
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let opener = window.as_ref().map(|_| Opener {
             name: format!("superset-job-guard:{namespace}"),
@@ -278,6 +382,7 @@ impl TabSync {
             opener,
             #[cfg(feature = "follow")]
             pending_signed_in: None,
+            page_id,
         }
     }
 
@@ -372,6 +477,7 @@ impl TabSync {
 
 impl Drop for TabSync {
     fn drop(&mut self) {
+        leave_page(self.page_id);
         if let (Some(window), Some(closure)) = (dom::page(), &self.on_storage) {
             let _ = window
                 .remove_event_listener_with_callback("storage", closure.as_ref().unchecked_ref());
@@ -387,10 +493,11 @@ impl Drop for TabSync {
 /// The message type of [`TabSync::signed_in`].
 const SIGNED_IN: &str = "signed_in";
 
-/// A message from another tab, as [`TabSync::post`] writes it.
+/// A message from another tab, as [`TabSync::post`] writes it. (Its `shared` flag, which
+/// guards of earlier versions read, is not needed here: a guard whose storage is the origin's
+/// believes storage, not the message.)
 struct Message {
     kind: String,
-    shared: bool,
     user: Option<String>,
     guest: Option<String>,
 }
@@ -400,7 +507,6 @@ impl Message {
         let field = |k: &str| Reflect::get(data, &JsValue::from_str(k)).ok();
         Some(Message {
             kind: field("type")?.as_string()?,
-            shared: field("shared").and_then(|v| v.as_bool()).unwrap_or(false),
             user: field("userId").and_then(|v| v.as_string()),
             guest: field("guestKey").and_then(|v| v.as_string()),
         })
@@ -436,14 +542,15 @@ fn signed_in_elsewhere(inner: &Host, message: &Message) -> bool {
 
 /// What a message from another tab means for this guard: a logout, a sign-in as another user
 /// than this tab's session, or a 401 another tab's poll of this session met. `None` when this
-/// tab already heard it by storage event, has no session, or the same user signed in.
+/// tab has no session, or the same user signed in; and, for a guard whose storage is the
+/// origin's, for a logout or a sign-in: what another tab says is believed only where storage
+/// agrees, and a change in storage reaches this tab by its `storage` event (page code can post
+/// any message on the channel; it cannot end a session that storage still holds).
 fn read_message(inner: &Host, message: &Message) -> Option<Change> {
     let change = Change::parse(&message.kind)?;
     let inner = inner.upgrade()?;
     let mut guard = inner.try_borrow_mut().ok()?;
-    if message.shared
-        && change != Change::Unauthorized
-        && guard.store().storage_status().kind != StorageMode::Memory
+    if change != Change::Unauthorized && guard.store().storage_status().kind != StorageMode::Memory
     {
         return None;
     }
