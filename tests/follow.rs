@@ -17,6 +17,8 @@ use support::*;
 /// async events with Redis ids; `statuses`, task uuid to status; `cursor`, the task cursor it
 /// answers with; `status`, the HTTP status every answer has while it is not 200;
 /// `refuseCursor`, to answer the next request that has a cursor with 400 "Invalid cursor";
+/// `reasons`, task uuid to its `semantic_result_error` (`GET /api/v1/task/<uuid>`; 404 for a
+/// task it does not name);
 /// `html`, to answer every request with a 200 HTML page, as a dev server does; `hang`, to
 /// answer nothing until the request's signal aborts; `stall`, a count of requests to answer
 /// never, whatever their signal says; `retryAfter`, the `Retry-After` of the answers that are
@@ -62,6 +64,12 @@ return async function fetch(url, init) {
   }
   const status = pathname.match(/^\/api\/v1\/task\/([^/]+)\/status$/);
   if (status) return json({ status: state.statuses[status[1]] });
+  // A task itself: why it failed, where `reasons` says (Superset's TaskResponse).
+  const task = pathname.match(/^\/api\/v1\/task\/([0-9a-f-]{36})$/);
+  if (task && state.reasons?.[task[1]] !== undefined) {
+    return json({ result: { uuid: task[1], status: "failure",
+                            semantic_result_error: state.reasons[task[1]] } });
+  }
   return new Response("not here", { status: 404 });
 };
 "#;
@@ -693,5 +701,38 @@ async fn an_event_larger_than_a_page_is_passed_over_and_the_stream_goes_on() {
         calls.iter().any(|c| c.ends_with("last_id=1700000000000-0")),
         "{calls:?}"
     );
+    stop.call0(&JsValue::UNDEFINED).unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_failed_tasks_reason_is_read_back_and_kept_with_its_record() {
+    let ns = fresh("follow-task-reason");
+    let long = "x".repeat(3000);
+    let server = Server::new(json!({
+        "status": 200, "cursor": "2026-09-01T10:00:00", "changes": {},
+        "statuses": {TA: "in_progress", TB: "in_progress"},
+        "reasons": {TA: "Error: column \"x\" does not exist", TB: long}
+    }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({"contract": "task", "storage": "memory"}),
+    );
+    g.login(ts(js(json!({"userId": 1})))).unwrap();
+    g.record_tasks(ts(js(json!({"task_ids": [TA, TB]}))))
+        .unwrap();
+    let stop = follow(&g);
+    sleep(250).await;
+    server.set("changes", json!({TA: "failure", TB: "failure"}));
+    until(2000, || status_of(&g, TB) == "failure").await;
+    sleep(100).await;
+    let record = |id: &str| rust(&g.job(JsValue::from_str(id)).unwrap());
+    assert_eq!(
+        record(TA)["errors"],
+        json!([{"message": "Error: column \"x\" does not exist"}])
+    );
+    let kept = record(TB)["errors"][0]["message"].as_str().unwrap().len();
+    assert_eq!(kept, 1024, "a bounded prefix");
+    assert!(server.calls().contains(&format!("/api/v1/task/{TA}")));
     stop.call0(&JsValue::UNDEFINED).unwrap();
 }

@@ -290,14 +290,22 @@ macro_rules! job_models {
 
         impl Serialize for JobRecord {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let none = JobDetails::default();
+                let task_details;
                 let (channel_id, details, tab_ids): (_, _, &[TabId]) = match &self.kind {
                     RecordKind::Job {
                         channel_id,
                         details,
                         ..
                     } => (Some(channel_id), details, &[]),
-                    RecordKind::Task { tab_ids, .. } => (None, &none, tab_ids),
+                    RecordKind::Task {
+                        tab_ids, errors, ..
+                    } => {
+                        task_details = JobDetails {
+                            errors: errors.clone(),
+                            ..JobDetails::default()
+                        };
+                        (None, &task_details, tab_ids)
+                    }
                 };
                 StoredRecord {
                     channel_id,
@@ -499,10 +507,13 @@ pub enum RecordKind {
         status: JobStatus,
         details: JobDetails,
     },
-    /// A task of the task framework: the tab ids of this browser's tabs that recorded it.
+    /// A task of the task framework: the tab ids of this browser's tabs that recorded it, and
+    /// why it failed, where the guard read that back (`[{ message }]`, Superset's
+    /// `semantic_result_error`; empty otherwise).
     Task {
         status: TaskStatus,
         tab_ids: Vec<TabId>,
+        errors: Vec<Value>,
     },
 }
 
@@ -516,8 +527,8 @@ pub enum RecordKind {
 pub struct AsyncJobRecord;
 
 /// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
-/// task's uuid as `job_id`, no errors, no result URL, and the `tab_id`s of this browser's tabs
-/// that recorded it.
+/// task's uuid as `job_id`, no result URL, `errors` empty or (a failed task whose reason the
+/// guard read back) `[{ message }]`, and the `tab_id`s of this browser's tabs that recorded it.
 #[cfg(target_arch = "wasm32")]
 #[derive(tsify::Tsify)]
 #[tsify(
@@ -558,10 +569,15 @@ impl TryFrom<RecordWire> for JobRecord {
                 if w.tab_ids.len() > MAX_TAB_IDS {
                     return Err("`tab_ids` are a task's tab ids".to_owned());
                 }
+                let errors = match w.errors {
+                    Some(AnyJson(Value::Array(errors))) => errors,
+                    _ => Vec::new(),
+                };
                 let mut record = Self::task(id, w.user_id.0, None, created_at);
                 record.kind = RecordKind::Task {
                     status,
                     tab_ids: w.tab_ids,
+                    errors,
                 };
                 record.updated_at = updated_at;
                 record
@@ -603,6 +619,7 @@ impl JobRecord {
             kind: RecordKind::Task {
                 status: TaskStatus::Pending,
                 tab_ids: tab_id.into_iter().collect(),
+                errors: Vec::new(),
             },
         }
     }
@@ -665,12 +682,26 @@ impl JobRecord {
         }
     }
 
-    /// A job's errors (for this crate's tests).
+    /// A job's errors, or why a task failed where that was read back (for this crate's tests).
     #[cfg(any(test, feature = "test-doubles"))]
     pub fn errors(&self) -> &[Value] {
         match &self.kind {
             RecordKind::Job { details, .. } => &details.errors,
-            RecordKind::Task { .. } => &[],
+            RecordKind::Task { errors, .. } => errors,
+        }
+    }
+
+    /// A failed task's reason, as Superset's `semantic_result_error` gave it: its `errors`
+    /// become `[{ "message": reason }]`. Whether it changed (only a task that failed takes one).
+    pub fn set_task_error(&mut self, reason: &str) -> bool {
+        match &mut self.kind {
+            RecordKind::Task { status, errors, .. } if *status == TaskStatus::Failure => {
+                let new = vec![serde_json::json!({ "message": reason })];
+                let changed = *errors != new;
+                *errors = new;
+                changed
+            }
+            _ => false,
         }
     }
 
@@ -1127,6 +1158,7 @@ mod tests {
                 guest.kind = RecordKind::Task {
                     status: TaskStatus::Pending,
                     tab_ids: vec!["t".repeat(64).as_str().into(); n / 64],
+                    errors: Vec::new(),
                 };
                 assert_eq!(
                     guest.fits(),
@@ -1158,6 +1190,7 @@ mod tests {
         let tabs = |n: usize| RecordKind::Task {
             status: TaskStatus::Pending,
             tab_ids: (0..n).map(|i| format!("t{i}").as_str().into()).collect(),
+            errors: Vec::new(),
         };
         rec.kind = tabs(MAX_TAB_IDS);
         assert_eq!(JobRecord::from_stored(&rec.to_stored()), Some(rec.clone()));

@@ -32,6 +32,10 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// The task framework's status endpoint, read after a task's 422.
 pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
+/// A task itself: `GET` answers `{ result: TaskResponse }` (`follow` reads a failed task's
+/// `semantic_result_error` there).
+#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+pub const DEFAULT_TASK_URL: &str = "/api/v1/task/{job_id}";
 
 /// The async_event stream's polling endpoint (`follow`).
 pub const DEFAULT_EVENTS_URL: &str = "/api/v1/async_event/";
@@ -267,6 +271,17 @@ impl GuardOptions {
         match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
             Some(base) => fill(&format!("{base}/status"), task_id),
             None => fill(DEFAULT_TASK_STATUS_URL, task_id),
+        }
+    }
+
+    /// The URL of the task `task_id` itself (`GET /api/v1/task/<uuid>`, where a failed task
+    /// says why): beside its cancel URL (a task cancel URL ending in `/cancel`, without it),
+    /// else Superset's own.
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    pub fn task_url_for(&self, task_id: &str) -> String {
+        match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
+            Some(base) => fill(base, task_id),
+            None => fill(DEFAULT_TASK_URL, task_id),
         }
     }
 
@@ -735,6 +750,17 @@ mod tests {
         assert_eq!(
             status(json!({"cancelUrl": "/superset/{job_id}/cancel"})),
             format!("/api/v1/task/{id}/status")
+        );
+        // The task itself stands there too.
+        let task = |options: Value| GuardOptions::from_json(&options).unwrap().task_url_for(id);
+        assert_eq!(task(json!({})), format!("/api/v1/task/{id}"));
+        assert_eq!(
+            task(json!({"contract": "task", "cancelUrl": "/superset/api/v1/task/{job_id}/cancel"})),
+            format!("/superset/api/v1/task/{id}")
+        );
+        assert_eq!(
+            task(json!({"contract": "task", "cancelUrl": "/x?id={job_id}"})),
+            format!("/api/v1/task/{id}")
         );
     }
 

@@ -215,6 +215,19 @@ pub fn read_status(text: &str) -> Option<TaskStatus> {
         .and_then(TaskStatus::from_name)
 }
 
+/// The most of a task's `semantic_result_error` the guard keeps (characters).
+pub const MAX_TASK_ERROR_CHARS: usize = 1024;
+
+/// Why a failed task failed, in the body of `GET /api/v1/task/<uuid>` (`{ "result": { …,
+/// "semantic_result_error": "…" } }`): its first [`MAX_TASK_ERROR_CHARS`] characters, or
+/// `None` when there is no such non-empty string.
+pub fn read_task_error(text: &str) -> Option<String> {
+    let body = json_within_limits(text)?;
+    let reason = body.get("result")?.get("semantic_result_error")?.as_str()?;
+    let reason: String = reason.chars().take(MAX_TASK_ERROR_CHARS).collect();
+    (!reason.trim().is_empty()).then_some(reason)
+}
+
 /// The meaning of one answer: the outcome, a message to show a person, whether a later attempt
 /// could succeed, and for the task contract's 200 the `action` the server took.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -414,6 +427,34 @@ pub fn timed_out(timeout_ms: u64) -> Classification {
         ),
         retryable: true,
         action: None,
+    }
+}
+
+#[cfg(test)]
+mod task_error_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_tasks_reason_is_read_bounded() {
+        let read = |v: serde_json::Value| read_task_error(&v.to_string());
+        let body = |e: serde_json::Value| serde_json::json!({"result": {"uuid": "u", "status": "failure", "semantic_result_error": e}});
+        assert_eq!(
+            read(body("Column \"x\" does not exist".into())).as_deref(),
+            Some("Column \"x\" does not exist")
+        );
+        let long = "é".repeat(5000);
+        let kept = read(body(long.into())).unwrap();
+        assert_eq!(kept.chars().count(), MAX_TASK_ERROR_CHARS);
+        for none in [
+            body(serde_json::Value::Null),
+            body(5.into()),
+            body("  ".into()),
+            serde_json::json!({"semantic_result_error": "top level is not Superset's shape"}),
+            serde_json::json!({"result": null}),
+        ] {
+            assert_eq!(read(none.clone()), None, "{none}");
+        }
+        assert_eq!(read_task_error("<html>"), None);
     }
 }
 

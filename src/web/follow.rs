@@ -36,9 +36,10 @@ use crate::core::follow::{
     classify_poll, Cadence, ChangesPage, EventId, FollowOptions, PollAnswer, TaskCursor,
 };
 use crate::core::ids::TaskId;
+use crate::core::model::{JobRecord, Status, TaskStatus};
 use crate::core::pages::EventPage;
 use crate::core::quiet::{self, Json};
-use crate::core::response::{read_status, Contract};
+use crate::core::response::{read_status, read_task_error, Contract};
 use crate::core::task::StatusChange;
 
 #[wasm_bindgen]
@@ -333,14 +334,19 @@ async fn once(
                         None
                     }
                     (Some(body), Contract::Task) => match apply_changes(state, cursor, &body) {
-                        Some(changed) if !sent_cursor => {
-                            Some(changed + read_statuses(state, &requests, &running).await)
+                        Some(mut failed) => {
+                            let mut changed = failed.len();
+                            if !sent_cursor {
+                                changed +=
+                                    read_statuses(state, &requests, &running, &mut failed).await;
+                            }
+                            read_reasons(state, &requests, &failed).await;
+                            Some(changed)
                         }
                         None => {
                             skip_changes(state, cursor);
                             None
                         }
-                        changed => changed,
                     },
                 };
                 match changed {
@@ -402,29 +408,39 @@ fn skip_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor) {
     }
 }
 
-/// Applies a `status_changes` answer and takes its cursor; how many records changed.
-fn apply_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> Option<usize> {
+/// Applies a `status_changes` answer and takes its cursor: the records that changed, as the
+/// ids of those that failed (for [`read_reasons`]) beside the others (`None` in their place).
+fn apply_changes(
+    state: &Rc<RefCell<Inner>>,
+    cursor: &mut Cursor,
+    body: &str,
+) -> Option<Vec<Option<String>>> {
     let body = quiet::parse(body).ok()?;
     let page = ChangesPage::read_with(|| Json(&body)).ok()?;
     let changed = state
         .try_borrow_mut()
         .ok()?
         .store
-        .apply_task_statuses(page.changes)
-        .len();
+        .apply_task_statuses(page.changes);
     if page.cursor.is_some() {
         cursor.task = page.cursor;
     }
-    Some(changed)
+    Some(changed.iter().map(failed_id).collect())
+}
+
+/// A changed record's id if it is a task that failed.
+fn failed_id(record: &JobRecord) -> Option<String> {
+    (record.status() == Status::Task(TaskStatus::Failure)).then(|| record.job_id.to_string())
 }
 
 /// After a fresh cursor (the first poll, or after the server refused the cursor): each running
 /// task's status, read back, so that no change made before the cursor is lost. How many
-/// records changed.
+/// records changed; those that failed are added to `failed`.
 async fn read_statuses(
     state: &Rc<RefCell<Inner>>,
     requests: &Requests,
     running: &[String],
+    failed: &mut Vec<Option<String>>,
 ) -> usize {
     let mut changed = 0;
     for id in running {
@@ -447,10 +463,34 @@ async fn read_statuses(
             status: Some(status),
         };
         if let Ok(mut guard) = state.try_borrow_mut() {
-            changed += guard.store.apply_task_statuses(vec![change]).len();
+            let records = guard.store.apply_task_statuses(vec![change]);
+            changed += records.len();
+            failed.extend(records.iter().map(failed_id));
         }
     }
     changed
+}
+
+/// Each task that failed: why, read back as Superset's own frontend reads it
+/// (`GET /api/v1/task/<uuid>`, its `semantic_result_error`), kept as its record's error. A
+/// task whose reason cannot be read keeps its record as it is.
+async fn read_reasons(state: &Rc<RefCell<Inner>>, requests: &Requests, failed: &[Option<String>]) {
+    for id in failed.iter().flatten() {
+        let Ok(url) = state.try_borrow().map(|g| g.options.task_url_for(id)) else {
+            break;
+        };
+        let Some(reason) = requests
+            .get_text(&url)
+            .await
+            .as_deref()
+            .and_then(read_task_error)
+        else {
+            continue;
+        };
+        if let Ok(mut guard) = state.try_borrow_mut() {
+            guard.store.keep_task_error(id, &reason);
+        }
+    }
 }
 
 /// Waits `ms` (or, with `None`, as long as it takes) for a change to the session or its

@@ -125,6 +125,23 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         changed
     }
 
+    /// Keeps why the session's failed task `task_id` failed (Superset's
+    /// `semantic_result_error`, read back): the record if it changed.
+    pub fn keep_task_error(&mut self, task_id: &str, reason: &str) -> Option<JobRecord> {
+        let session = self.session()?;
+        let mut record = self.load_owned(task_id, &session)?;
+        if !record.set_task_error(reason) {
+            return None;
+        }
+        record.updated_at = self.clock.now_ms();
+        if record.trim_to_fit().is_err() {
+            return None;
+        }
+        let key = self.keys.job(&record.job_id);
+        self.put(&key, &record, Some(&session));
+        Some(record)
+    }
+
     /// The tab id this tab's cancel of `task_id` carries: the one it recorded the task with, or
     /// else the app's `tabId` option when the record lists it (a reloaded tab).
     pub fn cancel_tab(&mut self, task_id: &str) -> Option<TabId> {

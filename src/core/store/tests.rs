@@ -1366,3 +1366,35 @@ fn running_names_the_sessions_records_of_the_contract_left_to_follow() {
     other.logout();
     assert!(s.running(AsyncEvent).is_empty());
 }
+
+#[test]
+fn a_failed_tasks_reason_read_back_is_kept_with_its_record() {
+    let (shared, clock) = setup();
+    let mut a = tab(&shared, &clock);
+    a.login(login(json!(1), None)).unwrap();
+    a.record_tasks(tasks(json!({"task_ids": [TA, TB]})))
+        .unwrap();
+    // Only a task that failed takes a reason.
+    assert!(a.keep_task_error(TA, "no").is_none());
+    a.apply_task_statuses(vec![status(TA, "failure"), status(TB, "success")]);
+    assert!(a.keep_task_error(TB, "no").is_none());
+    let kept = a
+        .keep_task_error(TA, "Column \"x\" does not exist")
+        .unwrap();
+    assert_eq!(
+        kept.errors(),
+        [json!({"message": "Column \"x\" does not exist"})]
+    );
+    assert!(
+        a.keep_task_error(TA, "Column \"x\" does not exist")
+            .is_none(),
+        "unchanged"
+    );
+    // Stored: another tab reads it back.
+    let mut b = tab(&shared, &clock);
+    assert_eq!(b.job(TA).unwrap().errors(), kept.errors());
+    assert!(b.job(TB).unwrap().errors().is_empty());
+    // Another user's task is not this session's to annotate.
+    b.login(login(json!(2), None)).unwrap();
+    assert!(b.keep_task_error(TA, "x").is_none());
+}
