@@ -13,6 +13,7 @@
 //! - [`clock`]: injected time
 //! - [`store`]: [`JobStore`](store::JobStore), the rules, over any storage and clock
 //! - [`cancel`]: the cancel decision
+//! - [`endpoints`]: Superset's endpoints: URLs, bodies, answer readers and body limits
 //! - [`response`]: what each answer of the cancel endpoint means
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
@@ -27,6 +28,7 @@ pub mod cancel_flow;
 pub mod clock;
 #[cfg(any(test, feature = "test-doubles"))]
 pub mod doubles;
+pub mod endpoints;
 pub mod error;
 pub mod fallback;
 // On wasm32 only with the `follow` feature: its code, even unused, changes how the rest of

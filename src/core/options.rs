@@ -1,9 +1,11 @@
-//! The guard's options: what the constructor accepts, validated.
+//! The guard's options: what the constructor accepts, validated. (The URLs they make are
+//! [`endpoints`](super::endpoints)'.)
 
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::endpoints::{DEFAULT_CANCEL_URL, DEFAULT_TASK_CANCEL_URL, PLACEHOLDER};
 use super::error::GuardError;
 use super::ids::{quote, TabId};
 use super::response::{Contract, CONTRACT_RULE};
@@ -17,10 +19,6 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 pub const MAX_TTL_SECONDS: u32 = 366 * 24 * 3600;
 pub const MAX_MAX_JOBS: usize = 10_000;
 
-/// Superset's async_event cancel endpoint; `{job_id}` is replaced by the URL-encoded id.
-pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
-/// The task framework's cancel endpoint; `{job_id}` is replaced by the task's uuid.
-pub const DEFAULT_TASK_CANCEL_URL: &str = "/api/v1/task/{job_id}/cancel";
 pub const MAX_CANCEL_URL_LEN: usize = 2048;
 pub const MAX_HEADERS: usize = 32;
 pub const MAX_ATTEMPTS: u32 = 10;
@@ -30,19 +28,6 @@ pub const MAX_MAX_DELAY_MS: u64 = 300_000;
 /// otherwise (ky's default).
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// The task framework's status endpoint, read after a task's 422.
-pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
-/// A task itself: `GET` answers `{ result: TaskResponse }` (`follow` reads a failed task's
-/// `semantic_result_error` there).
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-pub const DEFAULT_TASK_URL: &str = "/api/v1/task/{job_id}";
-
-/// The async_event stream's polling endpoint (`follow`).
-pub const DEFAULT_EVENTS_URL: &str = "/api/v1/async_event/";
-/// The task framework's polling endpoint (`follow`).
-pub const DEFAULT_CHANGES_URL: &str = "/api/v1/task/status_changes";
-
-const PLACEHOLDER: &str = "{job_id}";
 
 /// Where the guard keeps its data: `"local"` (default), shared by the origin's tabs, or
 /// `"memory"`, this guard only.
@@ -246,101 +231,6 @@ impl GuardOptions {
     pub fn read<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
         Self::read_with(|| value)
     }
-
-    /// The cancel URL for `job_id` under `contract` (the record's): the template with the id,
-    /// URL-encoded, in place of `{job_id}`. `cancelUrl` is the template of the guard's own
-    /// `contract`; a record of the other contract (recorded through the other contract's
-    /// method, or by a tab with the other option) goes to that contract's default endpoint.
-    pub fn cancel_url_for(&self, job_id: &str, contract: Contract) -> String {
-        fill(self.cancel_template(contract), job_id)
-    }
-
-    /// The cancel URL template of `contract`: `cancelUrl` for the guard's own, else that
-    /// contract's default.
-    fn cancel_template(&self, contract: Contract) -> &str {
-        match contract {
-            c if c == self.contract => &self.cancel_url,
-            Contract::Task => DEFAULT_TASK_CANCEL_URL,
-            Contract::AsyncEvent => DEFAULT_CANCEL_URL,
-        }
-    }
-
-    /// The status URL of the task `task_id`: beside its cancel URL (a task cancel URL ending in
-    /// `/cancel` ends in `/status` instead), else Superset's own.
-    pub fn status_url_for(&self, task_id: &str) -> String {
-        match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
-            Some(base) => fill(&format!("{base}/status"), task_id),
-            None => fill(DEFAULT_TASK_STATUS_URL, task_id),
-        }
-    }
-
-    /// The URL of the task `task_id` itself (`GET /api/v1/task/<uuid>`, where a failed task
-    /// says why): beside its cancel URL (a task cancel URL ending in `/cancel`, without it),
-    /// else Superset's own.
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-    pub fn task_url_for(&self, task_id: &str) -> String {
-        match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
-            Some(base) => fill(base, task_id),
-            None => fill(DEFAULT_TASK_URL, task_id),
-        }
-    }
-
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-    /// The async_event stream's polling URL (`follow`), asking for the events after `last_id`:
-    /// beside the cancel URL (a template ending in `{job_id}/cancel` polls its folder), else
-    /// Superset's own `/api/v1/async_event/`.
-    pub fn events_url(&self, last_id: Option<&str>) -> String {
-        let base = self.stream_base(Contract::AsyncEvent, DEFAULT_EVENTS_URL, "");
-        match last_id {
-            Some(id) => format!("{base}?last_id={}", encode_uri_component(id)),
-            None => base,
-        }
-    }
-
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-    /// The task framework's `status_changes` URL (`follow`), asking for the changes at or after
-    /// `cursor`: beside the task cancel URL, else Superset's own.
-    pub fn changes_url(&self, cursor: Option<&str>) -> String {
-        let base = self.stream_base(Contract::Task, DEFAULT_CHANGES_URL, "status_changes");
-        match cursor {
-            Some(cursor) => format!("{base}?cursor={}", encode_uri_component(cursor)),
-            None => base,
-        }
-    }
-
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-    /// `contract`'s cancel template's folder (the part before `{job_id}/cancel`) with `leaf`,
-    /// or `default` for a template of another shape.
-    fn stream_base(&self, contract: Contract, default: &str, leaf: &str) -> String {
-        match self
-            .cancel_template(contract)
-            .strip_suffix("{job_id}/cancel")
-        {
-            Some(folder) if folder.ends_with('/') && !folder.contains(PLACEHOLDER) => {
-                format!("{folder}{leaf}")
-            }
-            _ => default.to_owned(),
-        }
-    }
-
-    /// The cancel request's JSON body under `contract` (the record's): none for
-    /// `async_event`; for `task`, `{"tab_id": …}` with the tab's id when it has one, `{}`
-    /// otherwise (Superset's schema takes no other field: an unknown one is a server error).
-    pub fn cancel_body(contract: Contract, tab_id: Option<&str>) -> Option<String> {
-        (contract == Contract::Task).then(|| {
-            #[derive(serde::Serialize)]
-            struct Body<'a> {
-                #[serde(skip_serializing_if = "Option::is_none")]
-                tab_id: Option<&'a str>,
-            }
-            serde_json::to_string(&Body { tab_id }).unwrap_or_else(|_| "{}".to_owned())
-        })
-    }
-}
-
-/// `template` with `id`, URL-encoded, in place of `{job_id}`.
-fn fill(template: &str, id: &str) -> String {
-    template.replace(PLACEHOLDER, &encode_uri_component(id))
 }
 
 impl TryFrom<OptionsWire> for GuardOptions {
@@ -464,19 +354,6 @@ impl TryFrom<OptionsWire> for GuardOptions {
     }
 }
 
-/// `encodeURIComponent`: every byte but ASCII letters, digits and `-_.!~*'()` as `%XX`.
-pub fn encode_uri_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// An HTTP header name (RFC 9110 `token`).
 fn is_token(name: &str) -> bool {
     !name.is_empty()
@@ -488,6 +365,7 @@ fn is_token(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::endpoints::encode_uri_component;
     use crate::core::quiet::Json;
     use serde_json::{json, Value};
 
@@ -699,72 +577,6 @@ mod tests {
     }
 
     #[test]
-    fn each_record_is_cancelled_on_its_own_contracts_endpoint() {
-        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
-        let (a, t) = (Contract::AsyncEvent, Contract::Task);
-        let default = GuardOptions::default();
-        assert_eq!(
-            default.cancel_url_for(id, t),
-            format!("/api/v1/task/{id}/cancel")
-        );
-        let task = GuardOptions::from_json(&json!({"contract": "task"})).unwrap();
-        assert_eq!(
-            task.cancel_url_for("job-1", a),
-            "/api/v1/async_event/job-1/cancel"
-        );
-        // `cancelUrl` is the guard's own contract's template.
-        let custom =
-            GuardOptions::from_json(&json!({"cancelUrl": "/s/async_event/{job_id}/cancel"}))
-                .unwrap();
-        assert_eq!(custom.cancel_url_for("j", a), "/s/async_event/j/cancel");
-        assert_eq!(
-            custom.cancel_url_for(id, t),
-            format!("/api/v1/task/{id}/cancel")
-        );
-    }
-
-    #[test]
-    fn the_status_url_stands_beside_the_task_cancel_url() {
-        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
-        let status = |options: Value| {
-            GuardOptions::from_json(&options)
-                .unwrap()
-                .status_url_for(id)
-        };
-        assert_eq!(status(json!({})), format!("/api/v1/task/{id}/status"));
-        assert_eq!(
-            status(json!({"contract": "task"})),
-            format!("/api/v1/task/{id}/status")
-        );
-        assert_eq!(
-            status(
-                json!({"contract": "task", "cancelUrl": "/superset/api/v1/task/{job_id}/cancel"})
-            ),
-            format!("/superset/api/v1/task/{id}/status")
-        );
-        assert_eq!(
-            status(json!({"contract": "task", "cancelUrl": "/x?id={job_id}"})),
-            format!("/api/v1/task/{id}/status")
-        );
-        // An async_event guard's own cancelUrl says nothing of tasks.
-        assert_eq!(
-            status(json!({"cancelUrl": "/superset/{job_id}/cancel"})),
-            format!("/api/v1/task/{id}/status")
-        );
-        // The task itself stands there too.
-        let task = |options: Value| GuardOptions::from_json(&options).unwrap().task_url_for(id);
-        assert_eq!(task(json!({})), format!("/api/v1/task/{id}"));
-        assert_eq!(
-            task(json!({"contract": "task", "cancelUrl": "/superset/api/v1/task/{job_id}/cancel"})),
-            format!("/superset/api/v1/task/{id}")
-        );
-        assert_eq!(
-            task(json!({"contract": "task", "cancelUrl": "/x?id={job_id}"})),
-            format!("/api/v1/task/{id}")
-        );
-    }
-
-    #[test]
     fn the_timeout_is_read_in_milliseconds() {
         assert_eq!(GuardOptions::default().timeout_ms, DEFAULT_TIMEOUT_MS);
         assert_eq!(DEFAULT_TIMEOUT_MS, 10_000);
@@ -775,47 +587,5 @@ mod tests {
         assert!(TIMEOUT_RULE.contains(&format!(" {MAX_TIMEOUT_MS}")));
         let latin1 = GuardOptions::from_json(&json!({"headers": {"X-A": "caf\u{e9} \u{ff}"}}));
         assert_eq!(latin1.unwrap().headers[0].1, "caf\u{e9} \u{ff}");
-    }
-
-    #[test]
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
-    fn the_stream_urls_stand_beside_the_cancel_urls() {
-        let o = |options: Value| GuardOptions::from_json(&options).unwrap();
-        let defaults = o(json!({}));
-        assert_eq!(defaults.events_url(None), "/api/v1/async_event/");
-        assert_eq!(
-            defaults.events_url(Some("1607477697866-0")),
-            "/api/v1/async_event/?last_id=1607477697866-0"
-        );
-        assert_eq!(defaults.changes_url(None), "/api/v1/task/status_changes");
-        assert_eq!(
-            defaults.changes_url(Some("2026-09-01T10:00:00+02:00")),
-            "/api/v1/task/status_changes?cursor=2026-09-01T10%3A00%3A00%2B02%3A00"
-        );
-        let prefixed = o(
-            json!({"cancelUrl": "https://bi.example/superset/api/v1/async_event/{job_id}/cancel"}),
-        );
-        assert_eq!(
-            prefixed.events_url(Some("1-0")),
-            "https://bi.example/superset/api/v1/async_event/?last_id=1-0"
-        );
-        let tasks = o(json!({"contract": "task", "cancelUrl": "/s/api/v1/task/{job_id}/cancel"}));
-        assert_eq!(tasks.changes_url(None), "/s/api/v1/task/status_changes");
-        // Templates of another shape poll Superset's own endpoints.
-        for template in [
-            "/x?id={job_id}",
-            "/cancel/{job_id}",
-            "/a{job_id}/cancel",
-            "/{job_id}/{job_id}/cancel",
-        ] {
-            let odd = o(json!({"contract": "task", "cancelUrl": template}));
-            assert_eq!(
-                odd.changes_url(None),
-                "/api/v1/task/status_changes",
-                "{template}"
-            );
-            let odd = o(json!({"cancelUrl": template}));
-            assert_eq!(odd.events_url(None), "/api/v1/async_event/", "{template}");
-        }
     }
 }

@@ -33,6 +33,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::endpoints::json_within_limits;
 use super::error::GuardError;
 use super::model::TaskStatus;
 use super::wire::AnyJson;
@@ -131,6 +132,8 @@ pub enum Reply {
     /// Not the endpoint's JSON: another content type (an HTML error page), a body that does not
     /// parse, or one beyond the guard's limits ([`MAX_BODY_CHARS`], [`wire::MAX_DEPTH`]).
     ///
+    /// [`MAX_BODY_CHARS`]: super::endpoints::MAX_BODY_CHARS
+    ///
     /// [`wire::MAX_DEPTH`]: super::wire::MAX_DEPTH
     NotJson,
     /// `fetch` followed a redirect: the answer is another page's (Superset's login page).
@@ -143,16 +146,6 @@ pub enum Reply {
     /// the task back.
     Unreadable,
 }
-
-/// The longest answer body the guard reads (UTF-16 code units, as JS counts): a longer one is
-/// not the endpoint's answer.
-pub const MAX_BODY_CHARS: usize = 64 * 1024;
-
-/// The longest page of an event stream the guard reads whole (UTF-16 code units): Superset
-/// answers at most 100 events a page (`MAX_EVENT_COUNT`), and an event the guard keeps is at
-/// most [`MAX_RECORD_BYTES`](super::model::MAX_RECORD_BYTES) (16 KiB), so 100 of the largest
-/// and their ids fit with room to spare. Of a longer page the guard reads this much.
-pub const MAX_PAGE_CHARS: usize = 2 * 1024 * 1024;
 
 impl Reply {
     /// Reads a JSON body already parsed (a JS value or `serde_json::Value`), at most
@@ -194,38 +187,6 @@ impl Reply {
     fn is_foreign(&self) -> bool {
         matches!(self, Reply::NotJson | Reply::Redirected)
     }
-}
-
-/// A body's text as JSON, if it is JSON within the limits every body is read with: at most
-/// [`MAX_BODY_CHARS`] long and [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep.
-fn json_within_limits(text: &str) -> Option<serde_json::Value> {
-    if text.encode_utf16().count() > MAX_BODY_CHARS {
-        return None;
-    }
-    let AnyJson(value) = super::quiet::from_json(text).ok()?;
-    Some(value)
-}
-
-/// The task's status in the body of `GET /api/v1/task/<uuid>/status` (`{ "status": … }`):
-/// `None` unless it is one of the task framework's statuses.
-pub fn read_status(text: &str) -> Option<TaskStatus> {
-    json_within_limits(text)?
-        .get("status")?
-        .as_str()
-        .and_then(TaskStatus::from_name)
-}
-
-/// The most of a task's `semantic_result_error` the guard keeps (characters).
-pub const MAX_TASK_ERROR_CHARS: usize = 1024;
-
-/// Why a failed task failed, in the body of `GET /api/v1/task/<uuid>` (`{ "result": { …,
-/// "semantic_result_error": "…" } }`): its first [`MAX_TASK_ERROR_CHARS`] characters, or
-/// `None` when there is no such non-empty string.
-pub fn read_task_error(text: &str) -> Option<String> {
-    let body = json_within_limits(text)?;
-    let reason = body.get("result")?.get("semantic_result_error")?.as_str()?;
-    let reason: String = reason.chars().take(MAX_TASK_ERROR_CHARS).collect();
-    (!reason.trim().is_empty()).then_some(reason)
 }
 
 /// The meaning of one answer: the outcome, a message to show a person, whether a later attempt
@@ -431,37 +392,10 @@ pub fn timed_out(timeout_ms: u64) -> Classification {
 }
 
 #[cfg(test)]
-mod task_error_tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_tasks_reason_is_read_bounded() {
-        let read = |v: serde_json::Value| read_task_error(&v.to_string());
-        let body = |e: serde_json::Value| serde_json::json!({"result": {"uuid": "u", "status": "failure", "semantic_result_error": e}});
-        assert_eq!(
-            read(body("Column \"x\" does not exist".into())).as_deref(),
-            Some("Column \"x\" does not exist")
-        );
-        let long = "é".repeat(5000);
-        let kept = read(body(long.into())).unwrap();
-        assert_eq!(kept.chars().count(), MAX_TASK_ERROR_CHARS);
-        for none in [
-            body(serde_json::Value::Null),
-            body(5.into()),
-            body("  ".into()),
-            serde_json::json!({"semantic_result_error": "top level is not Superset's shape"}),
-            serde_json::json!({"result": null}),
-        ] {
-            assert_eq!(read(none.clone()), None, "{none}");
-        }
-        assert_eq!(read_task_error("<html>"), None);
-    }
-}
-
-#[cfg(test)]
 mod tests {
 
     use super::*;
+    use crate::core::endpoints::MAX_BODY_CHARS;
     use crate::core::quiet::Json;
 
     #[test]
@@ -636,34 +570,6 @@ mod tests {
             c.message,
             classify(422, Contract::Task, &Reply::Unread).message
         );
-    }
-
-    #[test]
-    fn a_status_answer_names_a_task_status_or_nothing() {
-        assert_eq!(
-            read_status(r#"{"status": "in_progress"}"#),
-            Some(TaskStatus::InProgress)
-        );
-        assert_eq!(
-            read_status(r#"{"status": "success", "x": [1]}"#),
-            Some(TaskStatus::Success)
-        );
-        for nothing in [
-            r#"{"status": "paused"}"#,
-            r#"{"status": "done"}"#,
-            r#"{"status": 3}"#,
-            r#"{"result": {"status": "success"}}"#,
-            "<html>",
-            "",
-        ] {
-            assert_eq!(read_status(nothing), None, "{nothing}");
-        }
-        let deep = format!(
-            r#"{{"status": "success", "x": {}{}}}"#,
-            "[".repeat(65),
-            "]".repeat(65)
-        );
-        assert_eq!(read_status(&deep), None);
     }
 
     #[test]

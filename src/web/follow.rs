@@ -12,8 +12,9 @@
 //! The leader polls only while the session has a record of the guard's contract that has not
 //! ended; otherwise it waits for a change (a record written by any tab, a login). The rules
 //! (cadence, cursors, what an answer means) are the core's ([`crate::core::follow`]); the
-//! requests are the cancel's ([`super::cancel::Requests`]): the same headers, the app's
-//! `fetch`, bounded reads, a timeout, and an abort that ends a request in flight.
+//! requests go through the guard's HTTP client ([`super::http`]), as the cancel's do: the
+//! same headers, the app's `fetch`, bounded reads, a timeout, and an abort that ends a request
+//! in flight.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -23,14 +24,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
-use super::cancel::{clear_timeout, request_init, set_timeout, Polled, Request, Requests, Sender};
 use super::clock::DateClock;
 use super::dom;
+use super::http::{clear_timeout, set_timeout, Body, Client, Request, Sender};
 use super::random::MathRandom;
 use super::state::Inner;
 use super::storage;
 use super::tabs::{Change, Listeners, Source, TabHost};
 use crate::core::clock::Clock;
+use crate::core::endpoints::{is_json_type, read_status, read_task_error, Limit};
 use crate::core::fallback::StorageMode;
 use crate::core::follow::{
     classify_poll, Cadence, ChangesPage, EventId, FollowOptions, PollAnswer, TaskCursor,
@@ -39,7 +41,7 @@ use crate::core::ids::TaskId;
 use crate::core::model::{JobRecord, Status, TaskStatus};
 use crate::core::pages::EventPage;
 use crate::core::quiet::{self, Json};
-use crate::core::response::{read_status, read_task_error, Contract};
+use crate::core::response::Contract;
 use crate::core::task::StatusChange;
 
 #[wasm_bindgen]
@@ -240,7 +242,7 @@ async fn once(
     cursor: &mut Cursor,
     signal: &AbortSignal,
 ) -> Next {
-    let (contract, running, requests, sent_cursor) = {
+    let (contract, running, client, poll, sent_cursor) = {
         let Ok(mut guard) = state.try_borrow_mut() else {
             return Next::Wait(cadence.current_ms());
         };
@@ -265,19 +267,16 @@ async fn once(
                 (url, cursor.task.is_some())
             }
         };
-        let request = Request {
-            url,
-            init: request_init(&guard.options.headers, "GET", None),
-        };
+        let poll = Request::new(url, &guard.options.headers, "GET", None);
         let sender = Sender {
             fetch: guard.fetch.clone(),
             timeout_ms: guard.options.timeout_ms as f64,
         };
         let logout = guard.logout_signal();
-        let requests = Requests::new(sender, request, None, Some(signal.clone()), logout);
-        (contract, running, requests, sent_cursor)
+        let client = Client::new(sender, Some(signal.clone()), logout);
+        (contract, running, client, poll, sent_cursor)
     };
-    let answer = requests.get().await;
+    let answer = read(&client, &poll, Limit::Page).await;
     let now = DateClock.now_ms();
     let next = match answer {
         // Stopped; or a logout (which aborts requests in flight) ended this poll: wait for a
@@ -338,9 +337,10 @@ async fn once(
                             let mut changed = failed.len();
                             if !sent_cursor {
                                 changed +=
-                                    read_statuses(state, &requests, &running, &mut failed).await;
+                                    read_statuses(state, &client, &poll, &running, &mut failed)
+                                        .await;
                             }
-                            read_reasons(state, &requests, &failed).await;
+                            read_reasons(state, &client, &poll, &failed).await;
                             Some(changed)
                         }
                         None => {
@@ -362,8 +362,72 @@ async fn once(
             }
         },
     };
-    requests.release();
+    client.release();
     next
+}
+
+/// A poll's answer, as far as `follow` reads it.
+struct Polled {
+    status: u16,
+    /// Whether its `Content-Type` is JSON (and it was not reached by a redirect).
+    json: bool,
+    retry_after: Option<String>,
+    /// A 2xx JSON body's text (its start, when `cut`).
+    text: Option<String>,
+    /// The body was longer than the page limit: `text` is its start.
+    cut: bool,
+}
+
+/// Sends `request` once: its status, whether its body is JSON, its `Retry-After`, and a 2xx
+/// JSON body's text within `limit`. `Some(Err(()))` for a network error or a timeout; `None`
+/// when it was aborted first.
+async fn read(client: &Client, request: &Request, limit: Limit) -> Option<Result<Polled, ()>> {
+    let answer = match client.send(request).await? {
+        Ok(answer) => answer,
+        Err(_) => return Some(Err(())),
+    };
+    let status = answer.status;
+    let json = !answer.redirected()
+        && answer
+            .header("Content-Type")
+            .is_some_and(|k| is_json_type(&k));
+    let (text, cut) = if json && (200..=299).contains(&status) {
+        match client.text(&answer, limit).await {
+            Ok(Body::Text(text)) => (Some(text), false),
+            Ok(Body::Cut(text)) => (Some(text), true),
+            Ok(Body::TooLong | Body::Broken) => (None, false),
+            Err(()) if client.aborted() => return None,
+            Err(()) => return Some(Err(())),
+        }
+    } else {
+        (None, false)
+    };
+    Some(Ok(Polled {
+        status,
+        json,
+        retry_after: answer.header("Retry-After"),
+        text,
+        cut,
+    }))
+}
+
+/// Sends `url` a `GET` like `like` (its headers), once: the text of a 2xx JSON answer within
+/// the body limit (a task read back).
+async fn get_text(client: &Client, like: &Request, url: &str) -> Option<String> {
+    let request = Request {
+        url: url.to_owned(),
+        init: like.init.clone(),
+    };
+    match read(client, &request, Limit::Body).await? {
+        Ok(Polled {
+            status: 200..=299,
+            json: true,
+            text: Some(text),
+            cut: false,
+            ..
+        }) => Some(text),
+        _ => None,
+    }
 }
 
 /// Applies a page of the async_event stream, `{ result: [event, …] }` (its start, when
@@ -438,7 +502,8 @@ fn failed_id(record: &JobRecord) -> Option<String> {
 /// records changed; those that failed are added to `failed`.
 async fn read_statuses(
     state: &Rc<RefCell<Inner>>,
-    requests: &Requests,
+    client: &Client,
+    poll: &Request,
     running: &[String],
     failed: &mut Vec<Option<String>>,
 ) -> usize {
@@ -447,8 +512,7 @@ async fn read_statuses(
         let Ok(url) = state.try_borrow().map(|g| g.options.status_url_for(id)) else {
             break;
         };
-        let Some(status) = requests
-            .get_text(&url)
+        let Some(status) = get_text(client, poll, &url)
             .await
             .as_deref()
             .and_then(read_status)
@@ -474,13 +538,17 @@ async fn read_statuses(
 /// Each task that failed: why, read back as Superset's own frontend reads it
 /// (`GET /api/v1/task/<uuid>`, its `semantic_result_error`), kept as its record's error. A
 /// task whose reason cannot be read keeps its record as it is.
-async fn read_reasons(state: &Rc<RefCell<Inner>>, requests: &Requests, failed: &[Option<String>]) {
+async fn read_reasons(
+    state: &Rc<RefCell<Inner>>,
+    client: &Client,
+    poll: &Request,
+    failed: &[Option<String>],
+) {
     for id in failed.iter().flatten() {
         let Ok(url) = state.try_borrow().map(|g| g.options.task_url_for(id)) else {
             break;
         };
-        let Some(reason) = requests
-            .get_text(&url)
+        let Some(reason) = get_text(client, poll, &url)
             .await
             .as_deref()
             .and_then(read_task_error)

@@ -5,7 +5,9 @@
 //! - `boundary`: values in and out through serde-wasm-bindgen
 //! - `state`: the guard's shared state
 //! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
-//! - `cancel`: the cancel request over `fetch`, with retries and aborts, as an async function
+//! - `http`: the HTTP client over `fetch` (requests, waits, timeouts, aborts, bounded bodies),
+//!   used by `cancel` and `follow`
+//! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
@@ -32,6 +34,7 @@ mod error;
 #[cfg(feature = "follow")]
 mod follow;
 mod guard;
+mod http;
 mod random;
 mod state;
 mod storage;

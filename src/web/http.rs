@@ -1,0 +1,386 @@
+//! The guard's HTTP client over `fetch`, used by `cancel()` and `follow()` alike: the request's
+//! `init` (headers, credentials, a JSON body), the app's `fetch` or the page's, and the waits.
+//!
+//! Every wait (the `fetch`, the body, a delay) is raced against the client's abort signal and,
+//! for a request, against the per-attempt timeout (`timeoutMs`): an app `fetch` that ignores
+//! its signal, or a body that never arrives, cannot keep a caller waiting. The app's signal and
+//! the guard's (logout, a session that ended or changed) abort the client's own controller,
+//! whose signal the waits listen to. Each request (an attempt) has a controller of its own,
+//! whose signal is the one `fetch` gets: a wait that stops, out of time or aborted, aborts it,
+//! and so do the next attempt and [`Client::release`] (a request left open would make the
+//! browser queue the next one to the same URL behind it).
+//!
+//! What an answer means is the core's ([`crate::core::endpoints`]); this room only reads what
+//! the core asks for: the status, a header, whether `fetch` followed a redirect, the body's
+//! text within a limit.
+
+use std::cell::RefCell;
+
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, AbortSignal};
+
+use super::clock::DateClock;
+use super::dom;
+use crate::core::clock::Clock;
+use crate::core::endpoints::{declared_too_long, Limit};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `setTimeout` (absent outside pages and workers: then nothing waits).
+    #[wasm_bindgen(catch, js_name = setTimeout)]
+    pub(super) fn set_timeout(callback: &Function, ms: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = clearTimeout)]
+    pub(super) fn clear_timeout(id: &JsValue) -> Result<(), JsValue>;
+}
+
+/// One request: where, and its `init` (each attempt adds a signal of its own).
+pub(super) struct Request {
+    pub(super) url: String,
+    pub(super) init: Object,
+}
+
+impl Request {
+    /// `{ method, credentials: "same-origin", headers, body? }`. The request carries no
+    /// identity of its own: Superset reads it from its session cookie (or the `async-token`
+    /// cookie). A JSON `body` (the task contract's) comes with `Content-Type: application/json`.
+    pub(super) fn new(
+        url: String,
+        headers: &[(String, String)],
+        method: &str,
+        body: Option<&str>,
+    ) -> Self {
+        let init = Object::new();
+        let set = |target: &JsValue, key: &str, value: &JsValue| {
+            let _ = Reflect::set(target, &JsValue::from_str(key), value);
+        };
+        set(&init, "method", &JsValue::from_str(method));
+        set(&init, "credentials", &JsValue::from_str("same-origin"));
+        let header_object = Object::new();
+        for (name, value) in headers {
+            if body.is_some() && name.eq_ignore_ascii_case("content-type") {
+                continue;
+            }
+            set(&header_object, name, &JsValue::from_str(value));
+        }
+        if let Some(body) = body {
+            set(
+                &header_object,
+                "Content-Type",
+                &JsValue::from_str("application/json"),
+            );
+            set(&init, "body", &JsValue::from_str(body));
+        }
+        set(&init, "headers", &header_object);
+        Self { url, init }
+    }
+}
+
+/// What sends: the app's `fetch` (or the page's at call time) and the per-attempt timeout.
+pub(super) struct Sender {
+    pub(super) fetch: Option<Function>,
+    pub(super) timeout_ms: f64,
+}
+
+/// How a wait ended.
+enum Waited {
+    /// The promise resolved to this.
+    Value(JsValue),
+    /// It rejected.
+    Failed,
+    /// The client was aborted, or the attempt ran out of time, first.
+    Stopped,
+}
+
+/// Why a request got no answer to read.
+pub(super) enum Failure {
+    /// `fetch` is missing, threw, rejected, or resolved to something without an integer status
+    /// in 0..=999.
+    Network,
+    /// No answer within the per-attempt timeout.
+    TimedOut,
+}
+
+/// An answer: the `Response` `fetch` gave, its status, and the attempt's deadline (its body
+/// must come before it).
+pub(super) struct Answer {
+    response: JsValue,
+    pub(super) status: u16,
+    deadline: f64,
+}
+
+impl Answer {
+    /// `response.headers.get(name)`, if there is one to read.
+    pub(super) fn header(&self, name: &str) -> Option<String> {
+        let headers = Reflect::get(&self.response, &JsValue::from_str("headers")).ok()?;
+        let get = Reflect::get(&headers, &JsValue::from_str("get"))
+            .ok()?
+            .dyn_into::<Function>()
+            .ok()?;
+        get.call1(&headers, &JsValue::from_str(name))
+            .ok()?
+            .as_string()
+    }
+
+    /// Whether `fetch` reached it by following a redirect (another page's answer).
+    pub(super) fn redirected(&self) -> bool {
+        Reflect::get(&self.response, &JsValue::from_str("redirected"))
+            .ok()
+            .and_then(|r| r.as_bool())
+            == Some(true)
+    }
+}
+
+/// What reading a body gave.
+pub(super) enum Body {
+    Text(String),
+    /// The first [`Limit::Page`] characters of a longer page.
+    #[cfg_attr(not(feature = "follow"), allow(dead_code))]
+    Cut(String),
+    /// Longer than the limit.
+    TooLong,
+    /// `text()` is missing, threw, rejected, or gave something that is not a string.
+    Broken,
+}
+
+/// A client for one cancel, or one poll of `follow`, with its abort wiring.
+pub(super) struct Client {
+    sender: Sender,
+    sources: Vec<AbortSignal>,
+    controller: Option<AbortController>,
+    abort: Option<Function>,
+    /// The controller of the request in flight (or whose body is being read).
+    attempt: RefCell<Option<AbortController>>,
+}
+
+impl Client {
+    /// A client whose waits end when `app` or `logout` aborts.
+    pub(super) fn new(
+        sender: Sender,
+        app: Option<AbortSignal>,
+        logout: Option<AbortSignal>,
+    ) -> Self {
+        let sources: Vec<AbortSignal> = app.into_iter().chain(logout).collect();
+        let controller = AbortController::new().ok();
+        // `controller.abort` bound to the controller: a listener with no Rust behind it.
+        let abort = controller.as_ref().and_then(|c| {
+            Reflect::get(c, &JsValue::from_str("abort"))
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()
+                .map(|f| f.bind0(c))
+        });
+        if let Some(abort) = &abort {
+            for source in &sources {
+                let _ = source.add_event_listener_with_callback("abort", abort);
+            }
+        }
+        Self {
+            sender,
+            sources,
+            controller,
+            abort,
+            attempt: RefCell::new(None),
+        }
+    }
+
+    fn signal(&self) -> Option<AbortSignal> {
+        self.controller.as_ref().and_then(dom::signal_of)
+    }
+
+    /// Whether the app's signal or the guard's aborted this client.
+    pub(super) fn aborted(&self) -> bool {
+        self.sources.iter().any(dom::is_aborted)
+            || self.signal().is_some_and(|s| dom::is_aborted(&s))
+    }
+
+    /// Ends the request still open and removes the listeners this client added.
+    pub(super) fn release(&self) {
+        self.end_attempt();
+        if let Some(abort) = &self.abort {
+            for source in &self.sources {
+                let _ = source.remove_event_listener_with_callback("abort", abort);
+            }
+        }
+    }
+
+    /// A copy of `request`'s `init` whose `signal` is a new attempt's (the one before it
+    /// aborted, if still open).
+    fn begin_attempt(&self, request: &Request) -> Object {
+        self.end_attempt();
+        let init = Object::assign(&Object::new(), &request.init);
+        if let Ok(controller) = AbortController::new() {
+            if let Some(signal) = dom::signal_of(&controller) {
+                let _ = Reflect::set(&init, &JsValue::from_str("signal"), &signal);
+            }
+            if let Ok(mut attempt) = self.attempt.try_borrow_mut() {
+                *attempt = Some(controller);
+            }
+        }
+        init
+    }
+
+    /// Aborts the attempt's request, if one is open: its `fetch`, or the body still coming.
+    fn end_attempt(&self) {
+        let open = self
+            .attempt
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut a| a.take());
+        if let Some(controller) = open {
+            dom::abort(&controller);
+        }
+    }
+
+    /// What a wait that stopped means: `None` if the client was aborted, else a timeout.
+    pub(super) fn stopped(&self) -> Option<Failure> {
+        (!self.aborted()).then_some(Failure::TimedOut)
+    }
+
+    /// Sends `request` once; its answer before the per-attempt deadline. `None` when the
+    /// client was aborted first.
+    pub(super) async fn send(&self, request: &Request) -> Option<Result<Answer, Failure>> {
+        let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
+        let global = js_sys::global();
+        let fetch = self.sender.fetch.clone().or_else(|| {
+            Reflect::get(&global, &JsValue::from_str("fetch"))
+                .ok()?
+                .dyn_into::<Function>()
+                .ok()
+        });
+        let Some(fetch) = fetch else {
+            return Some(Err(Failure::Network));
+        };
+        let url = JsValue::from_str(&request.url);
+        let init = self.begin_attempt(request);
+        let Ok(pending) = fetch.call2(&global, &url, &init) else {
+            return Some(Err(Failure::Network));
+        };
+        let response = match self.wait(&pending, deadline).await {
+            Waited::Value(response) => response,
+            Waited::Failed if self.aborted() => return None,
+            Waited::Failed => return Some(Err(Failure::Network)),
+            Waited::Stopped => return self.stopped().map(Err),
+        };
+        let status = Reflect::get(&response, &JsValue::from_str("status"))
+            .ok()
+            .and_then(|s| s.as_f64())
+            .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
+        match status {
+            Some(status) => Some(Ok(Answer {
+                response,
+                status: status as u16,
+                deadline,
+            })),
+            None => Some(Err(Failure::Network)),
+        }
+    }
+
+    /// The answer's body, if it is at most `limit` UTF-16 code units long; a longer one is
+    /// [`Body::TooLong`] or, for a page ([`Limit::Page`], which may be read in part), its
+    /// start ([`Body::Cut`]). `Err` when the wait stopped (aborted, or out of time).
+    pub(super) async fn text(&self, answer: &Answer, limit: Limit) -> Result<Body, ()> {
+        if declared_too_long(answer.header("Content-Length").as_deref(), limit) {
+            return Ok(Body::TooLong);
+        }
+        let response = &answer.response;
+        let pending = Reflect::get(response, &JsValue::from_str("text"))
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .and_then(|f| f.call0(response).ok());
+        let Some(pending) = pending else {
+            return Ok(Body::Broken);
+        };
+        let text = match self.wait(&pending, answer.deadline).await {
+            Waited::Value(text) => text,
+            Waited::Failed => return Ok(Body::Broken),
+            Waited::Stopped => return Err(()),
+        };
+        let Some(text) = text.dyn_ref::<JsString>() else {
+            return Ok(Body::Broken);
+        };
+        let chars = limit.chars();
+        if text.length() as usize <= chars {
+            return Ok(text.as_string().map_or(Body::Broken, Body::Text));
+        }
+        if limit != Limit::Page {
+            return Ok(Body::TooLong);
+        }
+        // Not inside a surrogate pair.
+        let mut end = chars as u32;
+        if text.char_code_at(end - 1) as u32 & 0xFC00 == 0xD800 {
+            end -= 1;
+        }
+        Ok(text
+            .slice(0, end)
+            .as_string()
+            .map_or(Body::Broken, Body::Cut))
+    }
+
+    /// Waits for `pending` (a promise, a thenable or a value) until it settles, the client is
+    /// aborted, or `deadline` (ms since the epoch) passes, whichever comes first.
+    async fn wait(&self, pending: &JsValue, deadline: f64) -> Waited {
+        if self.aborted() {
+            self.end_attempt();
+            return Waited::Stopped;
+        }
+        let signal = self.signal();
+        let stop_token = JsValue::from(Object::new());
+        let mut timer = None;
+        let mut wake = None;
+        let stop = Promise::new(&mut |resolve, _reject| {
+            let fire: Function = resolve
+                .bind1(&JsValue::UNDEFINED, &stop_token)
+                .unchecked_into();
+            let left = (deadline - DateClock.now_ms() as f64).max(0.0);
+            timer = set_timeout(&fire, left).ok();
+            if let Some(signal) = &signal {
+                let _ = signal.add_event_listener_with_callback("abort", &fire);
+            }
+            wake = Some(fire);
+        });
+        let race = Promise::race(&Array::of2(&Promise::resolve(pending), &stop));
+        let result = JsFuture::from(race).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        if let (Some(signal), Some(wake)) = (&signal, &wake) {
+            let _ = signal.remove_event_listener_with_callback("abort", wake);
+        }
+        match result {
+            Ok(value) if Object::is(&value, &stop_token) => {
+                // Out of time or aborted: the request itself ends too.
+                self.end_attempt();
+                Waited::Stopped
+            }
+            Ok(value) => Waited::Value(value),
+            Err(_) => Waited::Failed,
+        }
+    }
+
+    /// Waits `ms`, or less if the client is aborted first; not at all without timers.
+    pub(super) async fn sleep(&self, ms: u64) {
+        let signal = self.signal();
+        let mut wake = None;
+        let mut timer = None;
+        let promise = Promise::new(&mut |resolve, _reject| {
+            if let Ok(id) = set_timeout(&resolve, ms as f64) {
+                timer = Some(id);
+                if let Some(signal) = &signal {
+                    let _ = signal.add_event_listener_with_callback("abort", &resolve);
+                }
+            } else {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+            wake = Some(resolve);
+        });
+        let _ = JsFuture::from(promise).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        if let (Some(signal), Some(wake)) = (&signal, &wake) {
+            let _ = signal.remove_event_listener_with_callback("abort", wake);
+        }
+    }
+}
