@@ -7,62 +7,39 @@
 use serde::{Serialize, Serializer};
 
 use super::ids::quote;
+use super::names::names;
 
 use super::model::JobRecord;
 use super::session::Session;
 
-/// Why `checkCancel` refuses a cancel before any request is sent.
-// It crosses as its name (`as_str`); `rename_all` names the variants the same way for its
-// TypeScript declaration (types-agree checks every one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str", rename_all = "snake_case")]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(tsify::Tsify),
-    tsify(rename = "CancelRefusalReason")
-)]
-pub enum CancelRefusal {
-    /// Nobody is signed in.
-    NoSession,
-    /// No record of the job: it was not started in this session here, or it expired.
-    UnknownJob,
-    /// A record exists but belongs to another user or another channel.
-    NotJobOwner,
-    /// The job already reached `done`, `error` or `cancelled`.
-    AlreadyFinished,
+names! {
+    /// Why `checkCancel` refuses a cancel before any request is sent.
+    pub enum CancelRefusal ("not a refusal reason") as "CancelRefusalReason" {
+        /// Nobody is signed in.
+        NoSession = "no_session",
+        /// No record of the job: it was not started in this session here, or it expired.
+        UnknownJob = "unknown_job",
+        /// A record exists but belongs to another user or another channel.
+        NotJobOwner = "not_job_owner",
+        /// The job already reached `done`, `error` or `cancelled`.
+        AlreadyFinished = "already_finished",
+    }
 }
 
-/// Why a cancel's outcome is `refused`: the guard's own check (`no_session`, `unknown_job`,
-/// `already_finished`), or the server's for a task that is running and cannot be aborted (a
-/// 422, with the task's status read back: `not_abortable`). Absent when the server refused for
-/// another reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str", rename_all = "snake_case")]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-pub enum RefusalReason {
-    NoSession,
-    UnknownJob,
-    AlreadyFinished,
-    NotAbortable,
+names! {
+    /// Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
+    /// `unknown_job`, `already_finished`), or the server's for a task that is running and
+    /// cannot be aborted (a 422, with the task's status read back: `not_abortable`). Absent
+    /// when the server refused for another reason.
+    pub enum RefusalReason ("not a refusal reason") {
+        NoSession = "no_session",
+        UnknownJob = "unknown_job",
+        AlreadyFinished = "already_finished",
+        NotAbortable = "not_abortable",
+    }
 }
 
 impl CancelRefusal {
-    pub const ALL: [CancelRefusal; 4] = [
-        CancelRefusal::NoSession,
-        CancelRefusal::UnknownJob,
-        CancelRefusal::NotJobOwner,
-        CancelRefusal::AlreadyFinished,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CancelRefusal::NoSession => "no_session",
-            CancelRefusal::UnknownJob => "unknown_job",
-            CancelRefusal::NotJobOwner => "not_job_owner",
-            CancelRefusal::AlreadyFinished => "already_finished",
-        }
-    }
-
     /// The reason a cancel's outcome gives for this refusal: none for `not_job_owner`, whose
     /// outcome says it all.
     pub fn outcome_reason(self) -> Option<RefusalReason> {
@@ -72,36 +49,6 @@ impl CancelRefusal {
             CancelRefusal::NotJobOwner => None,
             CancelRefusal::AlreadyFinished => Some(RefusalReason::AlreadyFinished),
         }
-    }
-}
-
-impl From<CancelRefusal> for &'static str {
-    fn from(reason: CancelRefusal) -> Self {
-        reason.as_str()
-    }
-}
-
-impl RefusalReason {
-    pub const ALL: [RefusalReason; 4] = [
-        RefusalReason::NoSession,
-        RefusalReason::UnknownJob,
-        RefusalReason::AlreadyFinished,
-        RefusalReason::NotAbortable,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalReason::NoSession => "no_session",
-            RefusalReason::UnknownJob => "unknown_job",
-            RefusalReason::AlreadyFinished => "already_finished",
-            RefusalReason::NotAbortable => "not_abortable",
-        }
-    }
-}
-
-impl From<RefusalReason> for &'static str {
-    fn from(reason: RefusalReason) -> Self {
-        reason.as_str()
     }
 }
 
@@ -209,6 +156,13 @@ pub fn decide(session: Option<&Session>, record: Option<JobRecord>, job_id: &str
 mod tests {
 
     use super::*;
+    use crate::core::names::assert_names;
+
+    #[test]
+    fn named_as_their_typescript_declarations() {
+        assert_names!(CancelRefusal);
+        assert_names!(RefusalReason);
+    }
     use crate::core::model::{JobStatus, RecordKind};
 
     fn record(user: Option<&str>, channel: &str, status: JobStatus) -> JobRecord {

@@ -1,7 +1,9 @@
 //! The pure core: no browser, no wasm-bindgen. Everything here builds and is tested natively.
 //!
 //! - [`ids`]: job, channel and user ids, whole numbers from JS
-//! - [`model`]: Superset's job metadata, job records, statuses (serde types, validated)
+//! - [`model`]: Superset's job metadata and job records (serde types, validated)
+//! - [`statuses`]: the contracts' statuses
+//! - [`names`]: enums that cross as their names, each declared once
 //! - [`session`]: the session, login, ownership
 //! - [`options`]: the guard's options and their validation
 //! - [`quiet`]: reading through any deserializer without printing floats (the module's size)
@@ -21,6 +23,7 @@
 //! - `follow` (natively, and on wasm32 with the `follow` feature): following Superset's event stream: cursors, cadence, what a poll's answer means
 //! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
+//! - [`tabs`]: the tabs' protocol: changes, channel messages, `storage` events
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
 pub mod cancel;
@@ -37,6 +40,7 @@ pub mod fallback;
 pub mod follow;
 pub mod ids;
 pub mod model;
+pub mod names;
 pub mod options;
 #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub mod pages;
@@ -46,7 +50,9 @@ pub mod response;
 pub mod retry;
 pub mod session;
 pub mod stats;
+pub mod statuses;
 pub mod storage;
 pub mod store;
+pub mod tabs;
 pub mod task;
 pub mod wire;

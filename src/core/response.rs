@@ -36,6 +36,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::endpoints::json_within_limits;
 use super::error::GuardError;
 use super::model::TaskStatus;
+use super::names::names;
 use super::wire::AnyJson;
 
 /// The server contract: `"async_event"` (PR #42305's endpoint) or `"task"` (today's task
@@ -64,62 +65,19 @@ impl Contract {
     }
 }
 
-/// How a cancel ended.
-// It crosses as its name (`as_str`); `rename_all` names the variants the same way for its
-// TypeScript declaration (types-agree checks every one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(into = "&'static str", rename_all = "snake_case")]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(tsify::Tsify),
-    tsify(rename = "CancelOutcomeKind")
-)]
-pub enum Outcome {
-    Cancelled,
-    Left,
-    NotJobOwner,
-    NotFound,
-    AlreadyFinished,
-    Unsupported,
-    Unauthenticated,
-    Refused,
-    Failed,
-    Aborted,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 10] = [
-        Outcome::Cancelled,
-        Outcome::Left,
-        Outcome::NotJobOwner,
-        Outcome::NotFound,
-        Outcome::AlreadyFinished,
-        Outcome::Unsupported,
-        Outcome::Unauthenticated,
-        Outcome::Refused,
-        Outcome::Failed,
-        Outcome::Aborted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Cancelled => "cancelled",
-            Outcome::Left => "left",
-            Outcome::NotJobOwner => "not_job_owner",
-            Outcome::NotFound => "not_found",
-            Outcome::AlreadyFinished => "already_finished",
-            Outcome::Unsupported => "unsupported",
-            Outcome::Unauthenticated => "unauthenticated",
-            Outcome::Refused => "refused",
-            Outcome::Failed => "failed",
-            Outcome::Aborted => "aborted",
-        }
-    }
-}
-
-impl From<Outcome> for &'static str {
-    fn from(outcome: Outcome) -> Self {
-        outcome.as_str()
+names! {
+    /// How a cancel ended.
+    pub enum Outcome ("not a cancel outcome") as "CancelOutcomeKind" {
+        Cancelled = "cancelled",
+        Left = "left",
+        NotJobOwner = "not_job_owner",
+        NotFound = "not_found",
+        AlreadyFinished = "already_finished",
+        Unsupported = "unsupported",
+        Unauthenticated = "unauthenticated",
+        Refused = "refused",
+        Failed = "failed",
+        Aborted = "aborted",
     }
 }
 
@@ -395,6 +353,12 @@ pub fn timed_out(timeout_ms: u64) -> Classification {
 mod tests {
 
     use super::*;
+    use crate::core::names::assert_names;
+
+    #[test]
+    fn named_as_their_typescript_declarations() {
+        assert_names!(Outcome);
+    }
     use crate::core::endpoints::MAX_BODY_CHARS;
     use crate::core::quiet::Json;
 

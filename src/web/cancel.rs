@@ -18,9 +18,9 @@ use web_sys::AbortSignal;
 use super::boundary::to_js;
 use super::clock::DateClock;
 use super::http::{Body, Client, Failure, Request, Sender};
+use super::listeners::Listeners;
 use super::random::MathRandom;
 use super::state::Inner;
-use super::tabs::{Change, Listeners, Source};
 use crate::core::cancel::CancelCheck;
 use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
@@ -28,6 +28,7 @@ use crate::core::endpoints::{read_status, reading, Limit, Read};
 use crate::core::model::TaskStatus;
 use crate::core::options::GuardOptions;
 use crate::core::response::{Contract, Reply};
+use crate::core::tabs::{Change, Source};
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
 /// A second `cancel()` of a job whose cancel is still running gets the same promise: one

@@ -27,10 +27,11 @@ use web_sys::{AbortController, AbortSignal};
 use super::clock::DateClock;
 use super::dom;
 use super::http::{clear_timeout, set_timeout, Body, Client, Request, Sender};
+use super::listeners::Listeners;
 use super::random::MathRandom;
 use super::state::Inner;
 use super::storage;
-use super::tabs::{Change, Listeners, Source, TabHost};
+use super::tabs::TabHost;
 use crate::core::clock::Clock;
 use crate::core::endpoints::{is_json_type, read_status, read_task_error, Limit};
 use crate::core::fallback::StorageMode;
@@ -42,6 +43,7 @@ use crate::core::model::{JobRecord, Status, TaskStatus};
 use crate::core::pages::EventPage;
 use crate::core::quiet::{self, Json};
 use crate::core::response::Contract;
+use crate::core::tabs::{Change, Source};
 use crate::core::task::StatusChange;
 
 #[wasm_bindgen]

@@ -13,9 +13,10 @@ use super::boundary::{from_js, plain, to_js, to_ts, Js};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
+use super::listeners::Listeners;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
-use super::tabs::{Change, Listeners, Source, TabHost, TabSync};
+use super::tabs::{TabHost, TabSync};
 use crate::core::cancel::CheckWire;
 use crate::core::endpoints::MAX_BODY_CHARS;
 use crate::core::error::GuardError;
@@ -27,6 +28,7 @@ use crate::core::session::{Session, SessionInput};
 use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
+use crate::core::tabs::{Change, Source};
 use crate::core::task::{
     StatusChange, Submission, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
 };

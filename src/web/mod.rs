@@ -9,7 +9,8 @@
 //!   used by `cancel` and `follow`
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
-//! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), `onChange`
+//! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
+//! - `listeners`: `onChange` and `subscribe` listeners; the page's guards hearing each other
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
 //! - `dom`: catching bindings of the platform calls web-sys does not catch
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
@@ -35,6 +36,7 @@ mod error;
 mod follow;
 mod guard;
 mod http;
+mod listeners;
 mod random;
 mod state;
 mod storage;

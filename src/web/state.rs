@@ -6,9 +6,10 @@ use web_sys::{AbortController, AbortSignal};
 
 use super::dom;
 use super::storage::Store;
-use super::tabs::{Change, TabHost, TabSync};
+use super::tabs::{TabHost, TabSync};
 use crate::core::fallback::StorageMode;
 use crate::core::options::GuardOptions;
+use crate::core::tabs::Change;
 
 pub struct Inner {
     pub store: Store,
