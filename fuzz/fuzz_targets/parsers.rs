@@ -13,7 +13,9 @@ use libfuzzer_sys::fuzz_target;
 use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord, RecordKind};
 use superset_job_guard::core::options::GuardOptions;
-use superset_job_guard::core::response::{classify, read_status, Contract, Reply};
+use superset_job_guard::core::endpoints::{read_status, read_task_error};
+use superset_job_guard::core::pages::EventPage;
+use superset_job_guard::core::response::{classify, Contract, Reply};
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::task::{StatusChange, Submission, MAX_TASKS_PER_BODY};
@@ -81,6 +83,18 @@ fuzz_target!(|data: &[u8]| {
     }
     // The answer of a task's status read after a 422: a task status (its type) or nothing.
     let _ = read_status(text);
+    // A failed task's reason: bounded.
+    if let Some(reason) = read_task_error(text) {
+        assert!(reason.chars().count() <= 1024);
+    }
+    // A page of the event stream, whole or cut: never more events than a page holds, and the
+    // cursor only from ids read.
+    for cut in [false, true] {
+        if let Ok(page) = EventPage::from_text(text, cut) {
+            assert!(page.events.len() + page.skipped <= 1000 + 1);
+            assert!(page.unknown <= page.skipped);
+        }
+    }
     let mut json = serde_json::Deserializer::from_str(text);
     let _ = JobMetadata::read(&mut json);
     let _ = parse_retry_after(text, 1_700_000_000_000);

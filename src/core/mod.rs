@@ -2,6 +2,7 @@
 //!
 //! - [`ids`]: job, channel and user ids, whole numbers from JS
 //! - [`model`]: Superset's job metadata and job records (serde types, validated)
+//! - [`record`]: the records the guard keeps of jobs and tasks
 //! - [`statuses`]: the contracts' statuses
 //! - [`names`]: enums that cross as their names, each declared once
 //! - [`session`]: the session, login, ownership
@@ -46,6 +47,7 @@ pub mod options;
 pub mod pages;
 pub mod quiet;
 pub mod random;
+pub mod record;
 pub mod response;
 pub mod retry;
 pub mod session;

@@ -14,6 +14,7 @@ use super::ids::{
     exact_whole, is_reserved_id, quote, ChannelId, GuestKey, JobId, MaybeUser, TabId, TaskId,
     UserId, MAX_ID_LEN,
 };
+pub use super::record::{json_len, JobRecord, RecordKind};
 pub use super::statuses::{JobStatus, Status, StatusName, TaskStatus};
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
@@ -71,7 +72,7 @@ macro_rules! job_models {
 
         impl JobMetadata {
             /// The metadata as a record keeps it: its channel, status and details.
-            fn into_parts(self) -> (JobId, Option<UserId>, ChannelId, JobStatus, JobDetails) {
+            pub(super) fn into_parts(self) -> (JobId, Option<UserId>, ChannelId, JobStatus, JobDetails) {
                 let details = JobDetails { $($name: self.$name,)+ };
                 (self.job_id, self.user_id, self.channel_id, self.status, details)
             }
@@ -182,7 +183,7 @@ macro_rules! job_models {
 
         /// A stored record as read, before validation.
         #[derive(Deserialize)]
-        struct RecordWire {
+        pub(super) struct RecordWire {
             // Required, though null for a task.
             #[serde(deserialize_with = "Option::deserialize")]
             channel_id: Option<String>,
@@ -333,67 +334,6 @@ impl JobMetadata {
     }
 }
 
-/// What the guard keeps of one job or task, a record of either kind: narrow on
-/// `channel_id === null` (a task). Who owns it, when it was recorded and last updated (ms since
-/// the epoch), a guest's record its `guest_key`.
-// In Rust, what depends on the contract is a `RecordKind`, so the compiler, not a null
-// channel, says which endpoint, body and answer table apply. Stored (and handed to JS) as
-// `StoredRecord`, the `v1` format.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(try_from = "RecordWire")]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(tsify::Tsify),
-    tsify(type = "AsyncJobRecord | TaskRecord")
-)]
-pub struct JobRecord {
-    /// The job's id, or the task's uuid (a [`TaskId`]).
-    pub job_id: JobId,
-    pub user_id: Option<UserId>,
-    pub created_at: u64,
-    pub updated_at: u64,
-    pub guest_key: Option<GuestKey>,
-    pub kind: RecordKind,
-}
-
-/// What a record holds by its contract.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RecordKind {
-    /// An async_event job: its channel, status and what else Superset sends about it.
-    Job {
-        channel_id: ChannelId,
-        status: JobStatus,
-        details: JobDetails,
-    },
-    /// A task of the task framework: the tab ids of this browser's tabs that recorded it, and
-    /// why it failed, where the guard read that back (`[{ message }]`, Superset's
-    /// `semantic_result_error`; empty otherwise).
-    Task {
-        status: TaskStatus,
-        tab_ids: Vec<TabId>,
-        errors: Vec<Value>,
-    },
-}
-
-/// A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
-/// them.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    type = "JobRecordFields & { channel_id: ChannelId; status: JobStatus; tab_ids?: undefined }"
-)]
-pub struct AsyncJobRecord;
-
-/// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
-/// task's uuid as `job_id`, no result URL, `errors` empty or (a failed task whose reason the
-/// guard read back) `[{ message }]`, and the `tab_id`s of this browser's tabs that recorded it.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus; result_url: null }"
-)]
-pub struct TaskRecord;
-
 fn is_empty(tabs: &&[TabId]) -> bool {
     tabs.is_empty()
 }
@@ -446,234 +386,6 @@ impl TryFrom<RecordWire> for JobRecord {
         }
         record.guest_key = guest_key;
         Ok(record)
-    }
-}
-
-impl JobRecord {
-    pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
-        let (job_id, user_id, channel_id, status, details) = meta.into_parts();
-        Self {
-            job_id,
-            user_id,
-            created_at,
-            updated_at,
-            guest_key: None,
-            kind: RecordKind::Job {
-                channel_id,
-                status,
-                details,
-            },
-        }
-    }
-
-    /// A new, `pending` record of the task `task_id` for `user_id`.
-    pub fn task(task_id: TaskId, user_id: Option<UserId>, tab_id: Option<TabId>, now: u64) -> Self {
-        Self {
-            job_id: task_id.into(),
-            user_id,
-            created_at: now,
-            updated_at: now,
-            guest_key: None,
-            kind: RecordKind::Task {
-                status: TaskStatus::Pending,
-                tab_ids: tab_id.into_iter().collect(),
-                errors: Vec::new(),
-            },
-        }
-    }
-
-    /// Whether this is a task of the task framework (rather than an async_event job).
-    pub fn is_task(&self) -> bool {
-        matches!(self.kind, RecordKind::Task { .. })
-    }
-
-    /// An async_event job's channel; `None` for a task.
-    pub fn channel_id(&self) -> Option<&ChannelId> {
-        match &self.kind {
-            RecordKind::Job { channel_id, .. } => Some(channel_id),
-            RecordKind::Task { .. } => None,
-        }
-    }
-
-    pub fn status(&self) -> Status {
-        match &self.kind {
-            RecordKind::Job { status, .. } => Status::Job(*status),
-            RecordKind::Task { status, .. } => Status::Task(*status),
-        }
-    }
-
-    pub fn is_terminal(&self) -> bool {
-        self.status().is_terminal()
-    }
-
-    /// A task's tab ids; none for a job.
-    pub fn tab_ids(&self) -> &[TabId] {
-        match &self.kind {
-            RecordKind::Task { tab_ids, .. } => tab_ids,
-            RecordKind::Job { .. } => &[],
-        }
-    }
-
-    /// A task's new status, unless the task has ended or already has it. Whether it changed
-    /// (a job's record never does).
-    pub fn set_task_status(&mut self, new: TaskStatus) -> bool {
-        match &mut self.kind {
-            RecordKind::Task { status, .. } if !status.is_terminal() && *status != new => {
-                *status = new;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// A job's event: its status and details (errors, result URL), unless the job has ended.
-    /// Whether it applied (a task's record never takes a job's event).
-    pub fn apply_event(&mut self, event: JobMetadata) -> bool {
-        match &mut self.kind {
-            RecordKind::Job {
-                status, details, ..
-            } if !status.is_terminal() => {
-                (_, _, _, *status, *details) = event.into_parts();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// A job's errors, or why a task failed where that was read back (for this crate's tests).
-    #[cfg(any(test, feature = "test-doubles"))]
-    pub fn errors(&self) -> &[Value] {
-        match &self.kind {
-            RecordKind::Job { details, .. } => &details.errors,
-            RecordKind::Task { errors, .. } => errors,
-        }
-    }
-
-    /// A failed task's reason, as Superset's `semantic_result_error` gave it: its `errors`
-    /// become `[{ "message": reason }]`. Whether it changed (only a task that failed takes one).
-    pub fn set_task_error(&mut self, reason: &str) -> bool {
-        match &mut self.kind {
-            RecordKind::Task { status, errors, .. } if *status == TaskStatus::Failure => {
-                let new = vec![serde_json::json!({ "message": reason })];
-                let changed = *errors != new;
-                *errors = new;
-                changed
-            }
-            _ => false,
-        }
-    }
-
-    /// A job's result URL (for this crate's tests).
-    #[cfg(any(test, feature = "test-doubles"))]
-    pub fn result_url(&self) -> Option<&str> {
-        match &self.kind {
-            RecordKind::Job { details, .. } => details.result_url.as_deref(),
-            RecordKind::Task { .. } => None,
-        }
-    }
-
-    /// Leaves the terminal status a successful cancel leaves: `cancelled` for a job, `aborted`
-    /// for a task.
-    pub fn cancel(&mut self) {
-        match &mut self.kind {
-            RecordKind::Job { status, .. } => *status = JobStatus::Cancelled,
-            RecordKind::Task { status, .. } => *status = TaskStatus::Aborted,
-        }
-    }
-
-    /// Reads a record from its stored text as the store does; anything that is not a
-    /// complete, valid record whose JSON fits in [`MAX_RECORD_BYTES`] is `None`.
-    pub fn from_stored(text: &str) -> Option<Self> {
-        super::quiet::from_json::<Self>(text)
-            .ok()
-            .filter(Self::fits)
-    }
-
-    /// The stored text (what gloo-storage writes for it).
-    pub fn to_stored(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// How many bytes the record's JSON takes, counted without building it.
-    pub fn stored_len(&self) -> usize {
-        json_len(self)
-    }
-
-    /// Whether the record's stored text (its JSON, [`to_stored`](Self::to_stored)) fits in
-    /// [`MAX_RECORD_BYTES`]: measured on that text, counted as it is written, so every field
-    /// counts, whatever fields the record gains.
-    pub fn fits(&self) -> bool {
-        self.stored_len() <= MAX_RECORD_BYTES
-    }
-
-    /// [`fits`](Self::fits) for a record read from a stored text of at most `text_len` UTF-8
-    /// bytes, without writing the record again when that text is short enough: written again,
-    /// a stored text grows only where its numbers are written shorter than serde_json writes
-    /// them (`1e15` is `1000000000000000.0`: 4 bytes become at most 18) and by the fields it
-    /// left out that are written with their defaults (`"errors":[],"result_url":null`, under
-    /// 64 bytes); escapes (`\u00e9`), whitespace and unknown fields only shrink it.
-    pub fn fits_stored(&self, text_len: usize) -> bool {
-        const GROWTH: usize = 5;
-        const DEFAULTS: usize = 64;
-        text_len.saturating_mul(GROWTH).saturating_add(DEFAULTS) <= MAX_RECORD_BYTES || self.fits()
-    }
-
-    /// Refuses a record whose JSON would not fit (`invalid_job`).
-    pub fn check_fits(&self) -> Result<(), GuardError> {
-        let len = self.stored_len();
-        if len > MAX_RECORD_BYTES {
-            return Err(GuardError::InvalidJob(format!(
-                "the job record would take {len} bytes, more than the {MAX_RECORD_BYTES} allowed (is `errors` huge?)"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Orders records oldest first, ties by job id; with `finished_first`, terminal records
-    /// before the others (the order of eviction). Job ids are unique in a store, so the order
-    /// is total and an unstable sort gives the same order as a stable one, with less code.
-    /// (One sort for every caller: each sort closure is a copy of the sort in the module.)
-    pub fn sort(records: &mut [JobRecord], finished_first: bool) {
-        records.sort_unstable_by(|a, b| {
-            let rank = |r: &JobRecord| (finished_first && !r.is_terminal(), r.created_at);
-            (rank(a), &a.job_id).cmp(&(rank(b), &b.job_id))
-        });
-    }
-
-    /// Keeps only as many `errors` (from the first) as fit: for server events, whose status
-    /// must not be lost to an oversized error list.
-    pub fn trim_to_fit(&mut self) -> Result<(), GuardError> {
-        if self.fits() {
-            return Ok(());
-        }
-        let RecordKind::Job { details, .. } = &mut self.kind else {
-            return self.check_fits();
-        };
-        let all = std::mem::take(&mut details.errors);
-        let mut budget = MAX_RECORD_BYTES.saturating_sub(self.stored_len());
-        let mut kept = Vec::new();
-        for error in all {
-            let len = json_len(&error) + 1;
-            if len > budget {
-                break;
-            }
-            budget -= len;
-            kept.push(error);
-        }
-        if let RecordKind::Job { details, .. } = &mut self.kind {
-            details.errors = kept;
-        }
-        self.check_fits()
-    }
-}
-
-/// The length of `value`'s JSON, as gloo-storage would write it.
-pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    // Room for a typical record up front: growing the buffer would copy it.
-    let mut json = Vec::with_capacity(1024);
-    match serde_json::to_writer(&mut json, value) {
-        Ok(()) => json.len(),
-        Err(_) => usize::MAX,
     }
 }
 
