@@ -17,6 +17,9 @@ step "native core tests (cargo test)"
 cargo test --color never 2>&1 | tee -a "$log"
 
 step "browser tests against real localStorage: Chromium and Firefox (wasm-pack test), with the follow feature (tests/follow.rs)"
+# wasm-bindgen-test-runner gives one test file 20 s by default; tests/follow.rs runs about 22 s
+# (it waits on real timers, and reads pages of several MB in a debug build).
+export WASM_BINDGEN_TEST_TIMEOUT=120
 wasm-pack test --headless --chrome --firefox \
   --chromedriver "$(command -v chromedriver)" --geckodriver "$(command -v geckodriver)" \
   --mode no-install -- --features follow 2>&1 | tee -a "$log"

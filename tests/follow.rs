@@ -736,3 +736,33 @@ async fn a_failed_tasks_reason_is_read_back_and_kept_with_its_record() {
     assert!(server.calls().contains(&format!("/api/v1/task/{TA}")));
     stop.call0(&JsValue::UNDEFINED).unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn records_written_in_a_burst_or_during_a_backoff_bring_no_burst_of_polls() {
+    for status in [200, 503] {
+        let ns = fresh(&format!("follow-burst-{status}"));
+        let server = Server::new(json!({"status": status, "events": [], "retryAfter": "0"}));
+        let g = guard(&ns, &server, json!({"storage": "memory"}));
+        g.login(ts(js(json!({"userId": 1, "channelId": "chan-1"}))))
+            .unwrap();
+        let options = js(json!({"intervalMs": 500, "maxIntervalMs": 8000}));
+        let stop: js_sys::Function = g.follow(options).unwrap().dyn_into().unwrap();
+        sleep(50).await;
+        // 30 records at once, then one every 100 ms for a second.
+        for i in 0..30 {
+            g.record_job(ts(js(job(&format!("job-{i}"), "running"))))
+                .unwrap();
+        }
+        sleep(10).await;
+        for i in 30..40 {
+            g.record_job(ts(js(job(&format!("job-{i}"), "running"))))
+                .unwrap();
+            sleep(100).await;
+        }
+        // Healthy: a poll at the first record, then at most one each 500 ms (3 in ~1.05 s);
+        // failing: the backoff (500 to 1000 ms, then 1000 to 2000) stands whatever is written.
+        let polls = server.count();
+        assert!((1..=3).contains(&polls), "{status}: {polls} polls");
+        stop.call0(&JsValue::UNDEFINED).unwrap();
+    }
+}

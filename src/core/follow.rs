@@ -171,6 +171,33 @@ impl Cadence {
         wait
     }
 
+    /// Whether the last answer was a failure: its backoff stands.
+    pub fn failing(&self) -> bool {
+        self.failures > 0
+    }
+
+    /// Something new to follow woke the wait (a record written by any tab, a login): how long
+    /// from `now_ms` to wait before the next poll. While failures back off, the backoff stands
+    /// (what is left of it until `backoff_until`); otherwise the shortest interval again, but
+    /// no sooner than `intervalMs` after the last poll (`last_poll_ms`), so that a burst of
+    /// records makes one poll, not one each.
+    pub fn woken(
+        &mut self,
+        now_ms: u64,
+        last_poll_ms: Option<u64>,
+        backoff_until: Option<u64>,
+    ) -> u64 {
+        if self.failing() {
+            return backoff_until.map_or(0, |until| until.saturating_sub(now_ms));
+        }
+        self.restart();
+        last_poll_ms.map_or(0, |at| {
+            self.options
+                .interval_ms
+                .saturating_sub(now_ms.saturating_sub(at))
+        })
+    }
+
     /// Something new to follow (a record written by any tab, a new leader): back to the
     /// shortest interval.
     pub fn restart(&mut self) {
@@ -519,6 +546,33 @@ mod tests {
         c.failed(None, 0, &mut low);
         c.restart();
         assert_eq!(c.failed(None, 0, &mut low), 500);
+    }
+
+    #[test]
+    fn a_change_never_brings_a_poll_into_a_backoff_or_within_the_interval() {
+        let mut c = Cadence::new(FollowOptions::default());
+        let mut low = SequenceRandom::new(vec![0.0]);
+        // Healthy: the next poll no sooner than 500 ms after the last one.
+        assert_eq!(c.woken(10_000, None, None), 0, "never polled: at once");
+        assert_eq!(c.woken(10_000, Some(9_900), None), 400);
+        assert_eq!(c.woken(10_000, Some(9_000), None), 0);
+        // A quiet stretch had doubled the interval: a change starts it over.
+        c.quiet();
+        c.quiet();
+        c.woken(10_000, Some(0), None);
+        assert_eq!(c.current_ms(), 500);
+        // Failing: what is left of the backoff stands, however many changes come.
+        let wait = c.failed(Some("0"), 10_000, &mut low);
+        assert!(c.failing());
+        let until = 10_000 + wait;
+        for now in [10_001, 10_200, until - 1] {
+            assert_eq!(c.woken(now, Some(10_000), Some(until)), until - now);
+        }
+        assert_eq!(c.woken(until + 5, Some(10_000), Some(until)), 0);
+        // An answer read ends the failures.
+        c.quiet();
+        assert!(!c.failing());
+        assert_eq!(c.woken(20_000, Some(19_800), Some(until)), 300);
     }
 
     #[test]

@@ -213,25 +213,35 @@ async fn poll(
         }),
         ..Cursor::default()
     };
+    // When the last poll went out, and until when a failure's backoff holds.
+    let mut last_poll = None;
+    let mut backoff_until = None;
     loop {
         if dom::is_aborted(signal) {
             return;
         }
+        let started = DateClock.now_ms();
         let next = match inner.upgrade() {
             Some(state) => once(&state, &listeners, &mut cadence, &mut cursor, signal).await,
             None => Next::End,
         };
-        let wait = match next {
+        let mut wait = match next {
             Next::End => return,
-            Next::Wait(ms) => Some(ms),
+            Next::Wait(ms) => {
+                last_poll = Some(started);
+                let now = DateClock.now_ms();
+                backoff_until = cadence.failing().then(|| now.saturating_add(ms));
+                Some(ms)
+            }
             Next::Idle => None,
         };
         let Some(listeners) = listeners.upgrade() else {
             return;
         };
-        if wait_for(&inner, &listeners, wait, signal).await {
-            // Something changed (a new record, a login): follow it from the shortest interval.
-            cadence.restart();
+        // Something new (a record written by any tab, a login) brings the next poll forward,
+        // but never into a failure's backoff, nor within `intervalMs` of the last poll.
+        while wait != Some(0) && wait_for(&inner, &listeners, wait, signal).await {
+            wait = Some(cadence.woken(DateClock.now_ms(), last_poll, backoff_until));
         }
     }
 }
