@@ -2,10 +2,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
-// The ceiling of this round of issues (today's Superset, the apps people have, one shape per
-// model, `follow`, start-up): 116 KiB, `follow` included. What a page loads may grow only by
-// what a feature costs, measured and written down (docs/measurements.md).
-const TARGET_GZIP = 116 * 1024;
+// Size is reported with every change (docs/measurements.md), not held under a ceiling: what
+// users feel is start-up and per-call time, which `npm run bench` measures.
 // The JS the glue imports (wasm-bindgen snippets: the shell's storage.js) loads with it.
 const snippets = readdirSync(new URL("../pkg/snippets", import.meta.url), { recursive: true })
   .filter((f) => f.endsWith(".js"))
@@ -33,5 +31,4 @@ for (const r of [...rows, total]) {
   console.log(`${r.what.padEnd(8)} ${fmt(r.raw)} ${fmt(r.gzip)}  ${r.path}`);
 }
 const kib = (n) => (n / 1024).toFixed(1);
-const verdict = total.gzip <= TARGET_GZIP ? "within" : `over by ${kib(total.gzip - TARGET_GZIP)} KiB`;
-console.log(`\ngzip total ${kib(total.gzip)} KiB; ceiling ${kib(TARGET_GZIP)} KiB: ${verdict}`);
+console.log(`\ngzip total ${kib(total.gzip)} KiB`);

@@ -570,6 +570,48 @@ mod tests {
     }
 
     #[test]
+    fn an_error_too_long_to_keep_whole_keeps_the_start_of_its_message() {
+        // Superset's error event for a query whose database error runs to 30 KB.
+        let long = format!(
+            "ORA-00942: table or view does not exist \"{}\"",
+            "é".repeat(15_000)
+        );
+        let error = json!({"message": long, "error_type": "GENERIC_DB_ENGINE_ERROR",
+                           "level": "error", "extra": {"engine_name": "Oracle", "x": "y".repeat(500)}});
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                       "errors": [json!({"message": "first"}), error, json!({"message": "last"})]});
+        let mut rec = JobRecord::new(read(&v).unwrap(), 1, 1);
+        rec.trim_to_fit().unwrap();
+        assert!(rec.fits());
+        assert_eq!(
+            rec.errors().len(),
+            2,
+            "the first whole, the second shortened"
+        );
+        let kept = &rec.errors()[1];
+        let message = kept["message"].as_str().unwrap();
+        assert!(message.starts_with("ORA-00942: table or view does not exist"));
+        assert!(message.ends_with('…'));
+        assert!(message.chars().count() > 1000, "as much as fits");
+        assert_eq!(kept["error_type"], "GENERIC_DB_ENGINE_ERROR");
+        assert_eq!(kept.get("extra"), None);
+        // Room is left for nothing more.
+        assert!(rec.stored_len() > MAX_RECORD_BYTES - 64);
+        // A short message whose other fields were too long keeps its message whole.
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                       "errors": [{"message": "short", "extra": "x".repeat(20_000)}]});
+        let mut rec = JobRecord::new(read(&v).unwrap(), 1, 1);
+        rec.trim_to_fit().unwrap();
+        assert_eq!(rec.errors(), [json!({"message": "short"})]);
+        // An error without a string message is not shortened: it goes.
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                       "errors": [["x".repeat(20_000)]]});
+        let mut rec = JobRecord::new(read(&v).unwrap(), 1, 1);
+        rec.trim_to_fit().unwrap();
+        assert!(rec.errors().is_empty());
+    }
+
+    #[test]
     fn reserved_and_oversized_records_are_refused() {
         for id in super::super::ids::RESERVED_IDS {
             let v = json!({"channel_id": "c", "job_id": id, "user_id": "1", "status": "pending"});

@@ -80,8 +80,11 @@ impl EventPage {
     pub fn from_text(text: &str, cut: bool) -> Result<Self, GuardError> {
         let mut page = Self::default();
         let mut json = serde_json::Deserializer::from_str(text);
+        // `deserialize_any`, whose visitors refuse what they do not take with an error of
+        // their own: serde_json's typed requests describe the value they meet, floats
+        // included, which would bring core's float formatting into the module.
         let read = json
-            .deserialize_map(PageVisitor(&mut page))
+            .deserialize_any(PageVisitor(&mut page))
             .and_then(|found| json.end().map(|()| found));
         match read {
             Ok(true) => Ok(page),
@@ -99,6 +102,18 @@ impl EventPage {
             }
         }
     }
+}
+
+/// A visitor's methods for the values it does not take: each refused with `$rule` (serde's
+/// own defaults would describe the value met, floats included).
+macro_rules! refuse_others {
+    ($rule:expr; $($method:ident($($arg:ty)?)),+) => {
+        $(
+            fn $method<E: de::Error>(self $(, _: $arg)?) -> Result<Self::Value, E> {
+                Err(E::custom($rule))
+            }
+        )+
+    };
 }
 
 /// The page object: `result` read event by event; other keys passed over. Whether `result`
@@ -125,6 +140,13 @@ impl<'de> Visitor<'de> for PageVisitor<'_> {
         }
         Ok(found)
     }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<bool, A::Error> {
+        Err(de::Error::custom(RESULT_RULE))
+    }
+
+    refuse_others!(RESULT_RULE; visit_bool(bool), visit_i64(i64), visit_u64(u64),
+        visit_f64(f64), visit_str(&str), visit_unit());
 }
 
 /// The `result` array: each event pushed to the page as soon as it is read.
@@ -134,7 +156,7 @@ impl<'de> DeserializeSeed<'de> for Events<'_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
+        deserializer.deserialize_any(self)
     }
 }
 
@@ -160,6 +182,13 @@ impl<'de> Visitor<'de> for Events<'_> {
             }
         }
     }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(de::Error::custom(RESULT_RULE))
+    }
+
+    refuse_others!(RESULT_RULE; visit_bool(bool), visit_i64(i64), visit_u64(u64),
+        visit_f64(f64), visit_str(&str), visit_unit());
 }
 
 /// One event: its fields read as JSON values (its `id` noted as soon as it is read, so that

@@ -263,7 +263,9 @@ impl JobRecord {
     }
 
     /// Keeps only as many `errors` (from the first) as fit: for server events, whose status
-    /// must not be lost to an oversized error list.
+    /// must not be lost to an oversized error list. The first error that does not fit whole is
+    /// kept shortened where it can be ([`shortened`]): its `message`'s start, so that a long
+    /// database error still says what went wrong.
     pub fn trim_to_fit(&mut self) -> Result<(), GuardError> {
         if self.fits() {
             return Ok(());
@@ -277,6 +279,7 @@ impl JobRecord {
         for error in all {
             let len = json_len(&error) + 1;
             if len > budget {
+                kept.extend(shortened(&error, budget.saturating_sub(1)));
                 break;
             }
             budget -= len;
@@ -287,6 +290,46 @@ impl JobRecord {
         }
         self.check_fits()
     }
+}
+
+/// Superset's error (`{ message, error_type?, level?, … }`) in at most `budget` bytes of JSON:
+/// its `error_type` and `level` when they are strings, and its `message` cut short, ending in
+/// `…`; `None` for an error without a string `message`, or when not even a short one fits.
+fn shortened(error: &Value, budget: usize) -> Option<Value> {
+    const SHORTEST: usize = 64;
+    let message = error.get("message")?.as_str()?;
+    let mut short = serde_json::Map::new();
+    for key in ["error_type", "level"] {
+        if let Some(v) = error.get(key).filter(|v| v.is_string()) {
+            short.insert(key.to_owned(), v.clone());
+        }
+    }
+    let total = message.chars().count();
+    let with = |chars: usize| {
+        let mut short = short.clone();
+        let cut = (chars < total).then_some('…');
+        let text: String = message.chars().take(chars).chain(cut).collect();
+        short.insert("message".to_owned(), Value::String(text));
+        Value::Object(short)
+    };
+    // The longest start that fits: found by halving (a few dozen sizes of a 16 KiB record, on
+    // the rare event too long to keep).
+    let (mut fits, mut over) = (SHORTEST.min(total), total);
+    if json_len(&with(fits)) > budget {
+        return None;
+    }
+    if json_len(&with(total)) <= budget {
+        return Some(with(total));
+    }
+    while over > fits + 1 {
+        let mid = fits + (over - fits) / 2;
+        if json_len(&with(mid)) <= budget {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    Some(with(fits))
 }
 
 /// The length of `value`'s JSON, as gloo-storage would write it.
