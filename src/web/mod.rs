@@ -9,6 +9,7 @@
 //!   used by `cancel` and `follow`
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
+//! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
 //! - `listeners`: `onChange` and `subscribe` listeners; the page's guards hearing each other
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
@@ -37,6 +38,8 @@ mod follow;
 mod guard;
 mod http;
 mod listeners;
+#[cfg(feature = "follow")]
+mod poll;
 mod random;
 mod state;
 mod storage;
