@@ -1,0 +1,784 @@
+// ---- pkg/superset_job_guard.d.ts
+/* tslint:disable */
+/* eslint-disable */
+
+/** The `code` of an error thrown by the guard. */
+export type GuardErrorCode =
+| "invalid_options"
+| "invalid_session"
+| "invalid_job"
+| "no_session"
+| "not_job_owner"
+| "internal"
+| "freed";
+
+/** Every error the guard throws is an `Error` of this shape. */
+export interface GuardError extends Error {
+    name: "GuardError";
+    code: GuardErrorCode;
+}
+
+
+/**
+ * A change to the session or its records, as `subscribe` and `onChange` (which hears
+ * `other_tab` only) hand it to their listeners, frozen: `jobs_changed` also when the same
+ * user's session took a new channel.
+ */
+export type GuardChange = { readonly type: GuardChangeType; readonly source: GuardChangeSource };
+
+/**
+ * A record as it is stored and as JS sees it: Superset's snake_case field names, in
+ * this order (the `v1` format). A task has `channel_id: null` and its details'
+ * defaults (no errors, no result URL); a guest's record carries `guest_key`; a task
+ * its `tab_ids`. Both are left out when empty, so a user's job record is written
+ * exactly as before tasks and guests had them.
+ *
+ * Its TypeScript declaration, `JobRecordFields`, is what both kinds have;
+ * `AsyncJobRecord` and `TaskRecord` narrow it by kind.
+ */
+export interface JobRecordFields {
+    /**
+     * The job's channel; `null` for a task.
+     */
+    channel_id: ChannelId | null;
+    /**
+     * The job's id, or the task's uuid.
+     */
+    job_id: JobId;
+    /**
+     * The creator's user id as a string; `null` for guest and anonymous sessions.
+     */
+    user_id: UserId | null;
+    status: JobStatus | TaskStatus;
+    /**
+     * Superset's `errors` of the job, as they came; empty for a task.
+     */
+    errors: AsyncJobError[];
+    /**
+     * Where the job's result is; `null` for a task.
+     */
+    result_url: string | null;
+    /**
+     * When the job was first recorded, in ms since the epoch.
+     */
+    created_at: number;
+    /**
+     * When the record last changed, in ms since the epoch.
+     */
+    updated_at: number;
+    /**
+     * A guest's record: the guest key the session signed in with.
+     */
+    guest_key?: GuestKey;
+    /**
+     * A task's: the `tab_id`s of this browser's tabs that recorded it.
+     */
+    tab_ids?: TabId[];
+}
+
+/**
+ * A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
+ * task's uuid as `job_id`, no result URL, `errors` empty or (a failed task whose reason the
+ * guard read back) `[{ message }]`, and the `tab_id`s of this browser's tabs that recorded it.
+ */
+export type TaskRecord = JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus; result_url: null };
+
+/**
+ * A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
+ * them.
+ */
+export type AsyncJobRecord = JobRecordFields & { channel_id: ChannelId; status: JobStatus; tab_ids?: undefined };
+
+/**
+ * A tab's id as Superset's cancel endpoint takes it: `^[A-Za-z0-9_-]{1,64}$`.
+ */
+export type TabId = string;
+
+/**
+ * A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's
+ * `{ async_job: { task_id, cursor, tab_id? } }`.
+ */
+export type TaskSubmission = { task_ids: TaskId[]; cursor?: string; tab_id?: TabId | null } | { async_job: { task_id: TaskId; cursor?: string; tab_id?: TabId | null } };
+
+/**
+ * A task's id: a canonical uuid (36 characters, `8-4-4-4-12` lowercase hex digits).
+ * `TaskId::parse` takes an upper-case one and lowers it.
+ */
+export type TaskId = string;
+
+/**
+ * A task's status (the task framework's seven, `superset_core/tasks/types.py`).
+ */
+export type TaskStatus = "pending" | "in_progress" | "aborting" | "success" | "failure" | "aborted" | "timed_out";
+
+/**
+ * A user id: a valid id (`is_valid_id`). Superset's integer ids are their decimal
+ * strings (`MaybeUser` reads both).
+ */
+export type UserId = string;
+
+/**
+ * An async channel id (Superset's `channel_id`): a valid id.
+ */
+export type ChannelId = string;
+
+/**
+ * An async_event job's id (Superset's `job_id`): a valid id (`is_valid_id`) that is not a
+ * reserved name. A task's uuid is one too: records of both kinds are keyed by it.
+ */
+export type JobId = string;
+
+/**
+ * An async_event job's status (`cancelled` is the cancel-era terminal status).
+ */
+export type JobStatus = "pending" | "running" | "done" | "error" | "cancelled";
+
+/**
+ * An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id.
+ * A status this guard does not know (one a later Superset adds) is skipped, not refused
+ * (`JobMetadata::read_event`).
+ */
+export type AsyncEvent = Omit<JobMetadata, "status"> & { status: JobStatus | (string & {}); id?: string };
+
+/**
+ * How a cancel ended.
+ */
+export type CancelOutcomeKind = "cancelled" | "left" | "not_job_owner" | "not_found" | "already_finished" | "unsupported" | "unauthenticated" | "refused" | "failed" | "aborted";
+
+/**
+ * How many job records an operation removed: what `login` and `logout` return.
+ */
+export interface PurgeResult {
+    purged: number;
+}
+
+/**
+ * Job metadata exactly as Superset's chart-data call returns it with `202 Accepted`
+ * (`build_job_metadata`): snake_case, `user_id` a string (or number), `null` for
+ * guests.
+ */
+export interface JobMetadata {
+    channel_id: ChannelId;
+    job_id: JobId;
+    user_id: string | number | null;
+    status: JobStatus;
+    /**
+     * Superset's `errors` of the job, as they came; empty for a task.
+     */
+    errors?: AsyncJobError[] | null;
+    /**
+     * Where the job's result is; `null` for a task.
+     */
+    result_url?: string | null;
+}
+
+/**
+ * One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
+ * each entry as the JSON it came as.
+ */
+export type AsyncJobError = { message?: string; [key: string]: unknown };
+
+/**
+ * Retries of transient failures (`GuardOptions.retry`).
+ */
+export interface RetryOptions {
+    /**
+     * Every request counts, the first included. Default 3.
+     */
+    attempts?: number;
+    /**
+     * Default 200.
+     */
+    baseDelayMs?: number;
+    /**
+     * Default 5000.
+     */
+    maxDelayMs?: number;
+}
+
+/**
+ * Stored values removed, by why.
+ */
+export interface Removed {
+    /**
+     * Not JSON, wrong types, missing fields.
+     */
+    unreadable: number;
+    /**
+     * Over the size limit of one record.
+     */
+    oversized: number;
+    /**
+     * A job id that is a JS prototype name (`__proto__`, `constructor`, `prototype`).
+     */
+    reservedId: number;
+    /**
+     * The record inside names another job than its key.
+     */
+    keyMismatch: number;
+    /**
+     * Older than `ttlSeconds`.
+     */
+    expired: number;
+    /**
+     * Owned by another user or channel than the session marker's.
+     */
+    foreignOwner: number;
+    /**
+     * A session marker that could not be read.
+     */
+    invalidSession: number;
+    /**
+     * Terminal records evicted to make room when storage was full.
+     */
+    evictedForSpace: number;
+    /**
+     * Records evicted to stay within `maxJobs`.
+     */
+    evictedOverLimit: number;
+}
+
+/**
+ * The answer of `GET /api/v1/task/status_changes`. An entry whose status this guard does not
+ * know is skipped; the others apply. (A type for TypeScript only: `StatusChange::read_all`
+ * reads it.)
+ */
+export interface TaskStatusChanges {
+    statuses: Record<string, { status: TaskStatus | (string & {}); progress?: number | null }>;
+    cursor?: string | null;
+}
+
+/**
+ * The answer of `checkCancel`: narrow on `allowed`.
+ */
+export type CancelCheck = { allowed: true; job: JobRecord } | { allowed: false; reason: CancelRefusalReason; message: string };
+
+/**
+ * The key an app derives from a guest token (guests only): a valid id.
+ */
+export type GuestKey = string;
+
+/**
+ * The meaning of one answer: the outcome, a message to show a person, whether a later attempt
+ * could succeed, and for the task contract's 200 the `action` the server took.
+ */
+export interface CancelClassification {
+    outcome: CancelOutcomeKind;
+    message: string;
+    retryable: boolean;
+    /**
+     * The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
+     */
+    action?: "aborted" | "unsubscribed" | "detached" | (string & {});
+}
+
+/**
+ * The options of `follow(options?)`, every one optional.
+ */
+export interface FollowOptions {
+    /**
+     * The wait after an answer that changed a record, in ms (100 to 600000). Default 500,
+     * Superset's polling delay.
+     */
+    intervalMs?: number;
+    /**
+     * The longest wait, which the wait doubles up to while nothing changes, in ms
+     * (`intervalMs` to 600000). Default 30000.
+     */
+    maxIntervalMs?: number;
+}
+
+/**
+ * The options of `new JobGuard(options)`, every one optional. `null` reads as absent; unknown
+ * options are refused.
+ */
+export interface GuardOptions {
+    /**
+     * Prefix of every storage key. Default `"superset-job-guard"`; no `:`.
+     */
+    namespace?: string;
+    /**
+     * Records older than this are dropped. Default 3600 (Superset's JWT expiration).
+     */
+    ttlSeconds?: number;
+    /**
+     * Most records kept; terminal ones are evicted first, then the oldest. Default 200.
+     */
+    maxJobs?: number;
+    /**
+     * `"local"` (default): shared by the origin's tabs. `"memory"`: this guard only.
+     */
+    storage?: StorageKind;
+    /**
+     * The cancel endpoint; `{job_id}` becomes the URL-encoded job (or task) id. Default
+     * `"/api/v1/async_event/{job_id}/cancel"`, or `"/api/v1/task/{job_id}/cancel"` with
+     * `contract: "task"`.
+     */
+    cancelUrl?: string;
+    /**
+     * Extra headers for the cancel request, e.g. `{ "X-CSRFToken": token }` for real Superset.
+     */
+    headers?: Record<string, string>;
+    /**
+     * Retries of transient failures. `attempts` counts every request, the first included.
+     * Defaults 3, 200, 5000.
+     */
+    retry?: RetryOptions;
+    /**
+     * The server contract. Default `"async_event"`.
+     */
+    contract?: Contract;
+    /**
+     * Task contract: this tab's `tab_id`, as the app sends it with its queries (kept in
+     * sessionStorage, it survives a reload). A cancel carries the tab id this tab recorded
+     * the task with; after a reload, this one if the record lists it.
+     */
+    tabId?: TabId;
+    /**
+     * How long one request of a cancel may take, its body included, in ms (1 to 600000). A
+     * request that takes longer is a failure that is retried. Default 10000.
+     */
+    timeoutMs?: number;
+    /**
+     * The fetch to send the cancel with. Default: the page's `fetch` at call time. (A
+     * function, which the browser shell takes out before the rest is read here.)
+     */
+    fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+}
+
+/**
+ * The result of `cancel`, ready to show: it never rejects. Its TypeScript declaration,
+ * `CancelOutcomeFields`, is narrowed by `CancelOutcome`: only a `refused` outcome has a
+ * `reason`.
+ */
+export interface CancelOutcomeFields {
+    outcome: CancelOutcomeKind;
+    jobId: string;
+    /**
+     * Ready to show to a person.
+     */
+    message: string;
+    /**
+     * Whether trying again later could succeed.
+     */
+    retryable: boolean;
+    /**
+     * The last HTTP status, or `null` when no answer came (or nothing was sent).
+     */
+    httpStatus: number | null;
+    /**
+     * Requests sent; 0 when decided locally.
+     */
+    attempts: number;
+    /**
+     * Why a `refused` outcome refused, when the guard or the task's status knows.
+     */
+    reason?: RefusalReason;
+    /**
+     * The task contract's 200: what the server did (`aborted`, `unsubscribed`, `detached`).
+     */
+    action?: "aborted" | "unsubscribed" | "detached" | (string & {});
+}
+
+/**
+ * The result of `cancel`: it never rejects. Narrow on `outcome`; a `refused` one may say why.
+ */
+export type CancelOutcome = CancelOutcomeFields & ({ outcome: "refused" } | { outcome: Exclude<CancelOutcomeKind, "refused">; reason?: undefined });
+
+/**
+ * The server contract: `"async_event"` (PR #42305's endpoint) or `"task"` (today's task
+ * framework).
+ */
+export type Contract = "async_event" | "task";
+
+/**
+ * The stored session, shared by the origin's tabs (`guard.session`).
+ */
+export interface SessionInfo {
+    userId: UserId | null;
+    channelId: ChannelId | null;
+    guestKey: GuestKey | null;
+}
+
+/**
+ * The websocket's `task.status` payload. A status this guard does not know (one a later
+ * Superset adds) is skipped, not refused.
+ */
+export interface TaskStatusMessage {
+    task_id: TaskId;
+    status: TaskStatus | (string & {});
+}
+
+/**
+ * What `cancel` takes besides the job id (read in `cancel`: only a real `AbortSignal` counts).
+ */
+export interface CancelOptions {
+    /**
+     * Aborting it ends the cancel as `aborted`; no further request is sent.
+     */
+    signal?: AbortSignal;
+}
+
+/**
+ * What changed: a sign-out, another user (or guest), the session's records, or
+ * (`follow()`) the server answering 401 to the session's poll: its login there has ended.
+ */
+export type GuardChangeType = "logout" | "user_changed" | "jobs_changed" | "unauthorized";
+
+/**
+ * What the guard keeps of one job or task, a record of either kind: narrow on
+ * `channel_id === null` (a task). Who owns it, when it was recorded and last updated (ms since
+ * the epoch), a guest's record its `guest_key`.
+ */
+export type JobRecord = AsyncJobRecord | TaskRecord;
+
+/**
+ * What the guard removed from storage, by reason, and what it kept in memory (`guard.stats()`).
+ */
+export interface GuardStats {
+    removed: Removed;
+    /**
+     * Writes the storage refused that were kept in this tab's memory instead.
+     */
+    keptInMemory: number;
+    /**
+     * Updates skipped because their status is one this guard does not know (a status a later
+     * Superset adds): events, task status messages, `status_changes` entries.
+     */
+    unknownStatuses: number;
+    /**
+     * Events of the event stream `follow()` passed over: not job metadata, or nested too
+     * deeply (the stream goes on after them).
+     */
+    skippedEvents: number;
+    /**
+     * Pages of an event stream `follow()` could read only in part: longer than the page limit
+     * (2 Mi characters), broken after some events, or not readable at all (the task stream
+     * then starts again from a fresh cursor).
+     */
+    partialPages: number;
+}
+
+/**
+ * Where a change was made: `"local"`, by this guard; `"other_tab"`, by another tab (or
+ * another guard of this page).
+ */
+export type GuardChangeSource = "local" | "other_tab";
+
+/**
+ * Where the guard keeps its data (`guard.storage`).
+ */
+export interface StorageStatus {
+    /**
+     * `"local"`: localStorage, shared by the origin's tabs. `"memory"`: this page only (asked
+     * for, or localStorage is unavailable: `reason` says why). `"degraded"`: localStorage, but
+     * some writes were refused (storage full) and are kept in this tab's memory.
+     */
+    kind: StorageMode;
+    /**
+     * Why the data is not (only) in localStorage; `null` when it is, or memory was asked for.
+     */
+    reason: string | null;
+}
+
+/**
+ * Where the guard keeps its data: `"local"` (default), shared by the origin's tabs, or
+ * `"memory"`, this guard only.
+ */
+export type StorageKind = "local" | "memory";
+
+/**
+ * Where the guard's data lives, as `guard.storage` reports it.
+ */
+export type StorageMode = "local" | "memory" | "degraded";
+
+/**
+ * Who signed in: what `login` takes. `userId` is `null` for guests (embedded dashboards) and
+ * anonymous users.
+ */
+export interface SessionInput {
+    userId: string | number | null;
+    /**
+     * The async channel, when the app knows it (guests: `"guest-..."`). Learnt from job
+     * metadata otherwise.
+     */
+    channelId?: ChannelId | null;
+    /**
+     * Guests only (`userId: null`): a key the app derives from its guest token, so that one
+     * guest's records are never another's (Superset 6.1.0 gives every guest one channel).
+     */
+    guestKey?: GuestKey | null;
+}
+
+/**
+ * Why `checkCancel` refuses a cancel before any request is sent.
+ */
+export type CancelRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "already_finished";
+
+/**
+ * Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
+ * `unknown_job`, `already_finished`), or the server's for a task that is running and
+ * cannot be aborted (a 422, with the task's status read back: `not_abortable`). Absent
+ * when the server refused for another reason.
+ */
+export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "not_abortable";
+
+
+/**
+ * Guards Superset async-job metadata for the signed-in session. See the README for the rules.
+ */
+export class JobGuard {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Applies an async event to the session's record of its job; `null` when the job is not
+     * the session's, or the event's status is one this guard does not know (skipped, counted
+     * in `stats()`). Throws `invalid_job` for a malformed event.
+     */
+    applyEvent(event: AsyncEvent): AsyncJobRecord | null;
+    /**
+     * Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
+     * records; returns the records that changed. An entry whose status this guard does not
+     * know is skipped (counted in `stats()`); a malformed answer throws `invalid_job` (nothing
+     * applied).
+     */
+    applyStatusChanges(body: TaskStatusChanges): TaskRecord[];
+    /**
+     * Applies the websocket's `{ task_id, status }` to the session's record of the task; the
+     * record if it changed, else `null` (a status this guard does not know is skipped and
+     * counted in `stats()`). Throws `invalid_job` for a malformed message.
+     */
+    applyTaskStatus(message: TaskStatusMessage): TaskRecord | null;
+    /**
+     * Cancels a job the session owns: checks locally first (a refusal sends nothing), then
+     * POSTs to the cancel endpoint, retrying transient failures. Never rejects: every path
+     * resolves to a `CancelOutcome`.
+     */
+    cancel(jobId: string, options?: CancelOptions): Promise<CancelOutcome>;
+    /**
+     * May this session cancel the job? Decided locally; nothing is sent.
+     */
+    checkCancel(jobId: string): CancelCheck;
+    /**
+     * Keeps the session's records current from Superset's event stream (the guard's
+     * `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
+     * Polls only while the session has a record that has not ended; stops on `stop()`, and
+     * waits for the next `login` after a 401. Returns `stop`. Throws `invalid_options`.
+     */
+    follow(options?: FollowOptions): () => void;
+    /**
+     * The session's record of a job, or `null`.
+     */
+    job(jobId: string): JobRecord | null;
+    /**
+     * The session's records, oldest first.
+     */
+    jobs(): JobRecord[];
+    /**
+     * Signs a session in. A different user than the stored session's purges every record
+     * first. Returns how many records were removed.
+     */
+    login(session: SessionInput): PurgeResult;
+    /**
+     * Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
+     * cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
+     * announces nothing.
+     */
+    logout(): PurgeResult;
+    /**
+     * Creates a guard. Throws a `GuardError` (`invalid_options`) for bad options; never for
+     * storage: without a usable localStorage it keeps its data in memory and says so in
+     * `storage`.
+     */
+    constructor(options?: GuardOptions);
+    /**
+     * Calls `callback({ type })` when another tab signs out (`"logout"`), signs in as someone
+     * else (`"user_changed"`), changes this session's jobs (`"jobs_changed"`) or, following
+     * the server for this session, met a 401 (`"unauthorized"`). Returns a function that
+     * unsubscribes.
+     */
+    onChange(callback: (change: GuardChange) => void): () => void;
+    /**
+     * Records the metadata Superset's create call returned. Throws `invalid_job`,
+     * `no_session` or `not_job_owner`.
+     */
+    recordJob(meta: JobMetadata): AsyncJobRecord;
+    /**
+     * Records the tasks a task-framework `202` body started (chart data's
+     * `{ task_ids, cursor, tab_id? }` or SQL Lab's `{ async_job: { task_id, cursor, tab_id? } }`),
+     * owned by the signed-in session. Throws `invalid_job` (nothing stored) or `no_session`.
+     */
+    recordTasks(body: TaskSubmission): TaskRecord[];
+    /**
+     * What the guard removed from storage or kept in memory, by reason.
+     */
+    stats(): GuardStats;
+    /**
+     * Calls `listener({ type, source })` on every change to the session or its records: this
+     * tab's own (`source: "local"`: `login`, `logout`, a record written, an event or status
+     * applied, a cancel settled) and other tabs' (`"other_tab"`, as `onChange` hears them).
+     * `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (a poll of
+     * `follow()`, in this tab or another, met a 401). Returns a function that
+     * unsubscribes. A listener that throws, or unsubscribes during a call, breaks neither the
+     * guard nor the other listeners.
+     */
+    subscribe(listener: (change: GuardChange) => void): () => void;
+    /**
+     * The stored session (shared by the origin's tabs), or `null`.
+     */
+    readonly session: SessionInfo | null;
+    /**
+     * Where the guard keeps its data: `{ kind: "local" | "memory" | "degraded", reason }`.
+     */
+    readonly storage: StorageStatus;
+}
+
+/**
+ * What an answer from the cancel endpoint means: the same table `cancel` uses, for apps that
+ * send the request through their own client. `contract` is `"async_event"` (the default) or
+ * `"task"`; `body` is the answer's parsed JSON, or its text (an HTML page is not JSON: a 404
+ * with one is `unsupported`); without it a 404 counts as the endpoint's own answer.
+ */
+export function classifyCancelResponse(httpStatus: number, contract?: Contract, body?: unknown): CancelClassification;
+
+/**
+ * Whether `error` was thrown by the guard (an `Error` named `"GuardError"` with a `code`).
+ */
+export function isGuardError(error: unknown): error is GuardError;
+
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+export interface InitOutput {
+    readonly memory: WebAssembly.Memory;
+    readonly __freedError: () => any;
+    readonly __wbg_jobguard_free: (a: number, b: number) => void;
+    readonly classifyCancelResponse: (a: any, b: any, c: any) => [number, number, number];
+    readonly isGuardError: (a: any) => number;
+    readonly jobguard_applyEvent: (a: number, b: any) => [number, number, number];
+    readonly jobguard_applyStatusChanges: (a: number, b: any) => [number, number, number];
+    readonly jobguard_applyTaskStatus: (a: number, b: any) => [number, number, number];
+    readonly jobguard_cancel: (a: number, b: any, c: any) => any;
+    readonly jobguard_checkCancel: (a: number, b: any) => [number, number, number];
+    readonly jobguard_follow: (a: number, b: any) => [number, number, number];
+    readonly jobguard_job: (a: number, b: any) => [number, number, number];
+    readonly jobguard_jobs: (a: number) => [number, number, number];
+    readonly jobguard_login: (a: number, b: any) => [number, number, number];
+    readonly jobguard_logout: (a: number) => [number, number, number];
+    readonly jobguard_new: (a: any) => [number, number, number];
+    readonly jobguard_onChange: (a: number, b: any) => [number, number, number];
+    readonly jobguard_recordJob: (a: number, b: any) => [number, number, number];
+    readonly jobguard_recordTasks: (a: number, b: any) => [number, number, number];
+    readonly jobguard_session: (a: number) => [number, number, number];
+    readonly jobguard_stats: (a: number) => [number, number, number];
+    readonly jobguard_storage: (a: number) => [number, number, number];
+    readonly jobguard_subscribe: (a: number, b: any) => [number, number, number];
+    readonly wasm_bindgen__convert__closures_____invoke__h60702a48838d1764: (a: number, b: number, c: any) => [number, number];
+    readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__he5ff5a6db65ddc42: (a: number, b: number, c: any) => any;
+    readonly wasm_bindgen__convert__closures_____invoke__h95af99289b881a0d: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h95af99289b881a0d_25: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h3c11ad4290cfd8bf: (a: number, b: number) => void;
+    readonly __wbindgen_malloc: (a: number, b: number) => number;
+    readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
+    readonly __wbindgen_free: (a: number, b: number, c: number) => void;
+    readonly __wbindgen_exn_store: (a: number) => void;
+    readonly __externref_table_alloc: () => number;
+    readonly __wbindgen_externrefs: WebAssembly.Table;
+    readonly __wbindgen_destroy_closure: (a: number, b: number) => void;
+    readonly __externref_table_dealloc: (a: number) => void;
+    readonly __wbindgen_start: () => void;
+}
+
+export type SyncInitInput = BufferSource | WebAssembly.Module;
+
+/**
+ * Instantiates the given `module`, which can either be bytes or
+ * a precompiled `WebAssembly.Module`.
+ *
+ * @param {{ module: SyncInitInput }} module - Passing `SyncInitInput` directly is deprecated.
+ *
+ * @returns {InitOutput}
+ */
+export function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;
+
+/**
+ * If `module_or_path` is {RequestInfo} or {URL}, makes a request and
+ * for everything else, calls `WebAssembly.instantiate` directly.
+ *
+ * @param {{ module_or_path: InitInput | Promise<InitInput> }} module_or_path - Passing `InitInput` directly is deprecated.
+ *
+ * @returns {Promise<InitOutput>}
+ */
+export default function __wbg_init (module_or_path?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>): Promise<InitOutput>;
+
+// ---- js/index.d.ts
+// Types of the package's entry: wasm-bindgen's generated declarations. Its JobGuard class
+// declares `[Symbol.dispose]()`, which needs the ESNext.Disposable lib (and that lib the
+// well-known symbols): referenced here, so an app compiles with its default `lib`, whatever its
+// target, and `skipLibCheck` off.
+/// <reference lib="es2015.symbol.wellknown" />
+/// <reference lib="esnext.disposable" />
+export * from "../pkg/superset_job_guard.js";
+export { default } from "../pkg/superset_job_guard.js";
+
+// ---- js/react.d.ts
+// Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
+import type { ReactElement, ReactNode } from "react";
+import type { CancelOutcome, FollowOptions, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
+
+export interface JobGuardProviderProps {
+  /** The guard's options, read once; the provider makes the guard and frees it on unmount. */
+  options?: GuardOptions;
+  /** Or a guard the app made (and frees itself). */
+  guard?: JobGuard;
+  /**
+   * Keep the session's records current from Superset's event stream while mounted
+   * (`guard.follow()`, one poller for all the browser's tabs). Default `true`; `false` for an
+   * app that feeds `applyEvent` / `applyStatusChanges` itself; options set the cadence (read
+   * once).
+   */
+  follow?: boolean | FollowOptions;
+  children?: ReactNode;
+}
+
+/**
+ * One guard for the app. Call the package's `init()` before rendering it. (A `ReactElement`:
+ * what every React's types, 16.8 to 19, accept from a JSX component.)
+ */
+export function JobGuardProvider(props: JobGuardProviderProps): ReactElement;
+
+/** The provider's guard; throws outside a `JobGuardProvider`. */
+export function useJobGuard(): JobGuard;
+
+/** The stored session, re-rendering on every change (this tab's and other tabs'). */
+export function useSession(): SessionInfo | null;
+
+/** The session's records (jobs and tasks), oldest first; the same array until a change. */
+export function useJobs(): readonly JobRecord[];
+
+export interface CancelState {
+  /** Starts the cancel, or returns the running one's promise. Never rejects. */
+  cancel: () => Promise<CancelOutcome>;
+  /** A cancel of this job is running. */
+  pending: boolean;
+  /** The job's last outcome, `message` ready to show; `null` before the first or once dismissed. */
+  outcome: CancelOutcome | null;
+  /** Forgets the job's last outcome. */
+  dismiss: () => void;
+}
+
+/**
+ * Cancels one job or task; follows the current `jobId`; the cancels it started are aborted on
+ * unmount and on logout. The outcome is kept with the guard (`useCancelOutcomes`).
+ */
+export function useCancel(jobId: string): CancelState;
+
+export interface CancelOutcomes {
+  /** The last cancel outcome of each job that has one, by job id, whether or not its record remains. */
+  outcomes: ReadonlyMap<string, CancelOutcome>;
+  /** Forgets one job's outcome, or every outcome without an argument. */
+  dismiss: (jobId?: string) => void;
+}
+
+/** Every job's last cancel outcome, kept after its record (and row) is gone, until dismissed or the session ends. */
+export function useCancelOutcomes(): CancelOutcomes;
