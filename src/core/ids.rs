@@ -123,8 +123,8 @@ macro_rules! id_type {
             }
         }
 
-        /// For this crate's tests: a literal that is an id (panics otherwise).
-        #[cfg(any(test, feature = "test-doubles"))]
+        /// For this crate's unit tests: a literal that is an id (panics otherwise).
+        #[cfg(test)]
         impl From<&str> for $name {
             #[allow(clippy::expect_used)]
             fn from(id: &str) -> Self {

@@ -211,7 +211,8 @@ impl JobRecord {
             .filter(Self::fits)
     }
 
-    /// The stored text (what gloo-storage writes for it).
+    /// The stored text (what gloo-storage writes for it; for the tests, which compare it).
+    #[cfg(any(test, feature = "test-doubles"))]
     pub fn to_stored(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }

@@ -160,7 +160,8 @@ impl Session {
         super::quiet::from_json(text).ok()
     }
 
-    /// The session marker's text (what gloo-storage writes for it).
+    /// The session marker's text (what gloo-storage writes for it; for the tests).
+    #[cfg(any(test, feature = "test-doubles"))]
     pub fn to_stored(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
