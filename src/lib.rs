@@ -5,8 +5,9 @@
 //! The crate is split in two:
 //! - [`core`]: the rules, pure Rust, no browser; built and unit-tested natively.
 //! - `web` (wasm32 only): the browser shell: `localStorage` through gloo-storage, `fetch`,
-//!   `Date.now()`, the wasm-bindgen exports (`JobGuard`), values crossing as JS values through
-//!   serde-wasm-bindgen, and the conversion of errors to JS `Error` objects.
+//!   `Date.now()`, the wasm-bindgen exports (`JobGuard`), arguments crossing as JSON text and
+//!   answers as plain JS objects (serde-wasm-bindgen), and the conversion of errors to JS
+//!   `Error` objects.
 #![cfg_attr(
     not(test),
     deny(

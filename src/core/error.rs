@@ -45,8 +45,8 @@ impl StorageError {
         )
     }
 
-    /// What happened, for people: `storage full: QuotaExceededError: ...`. (Built without
-    /// `core::fmt`, which would add kilobytes to the wasm module; `Display` says the same.)
+    /// What happened, for people: `storage full: QuotaExceededError: ...` (`Display` says the
+    /// same).
     pub fn describe(&self) -> String {
         let what = match self.kind {
             StorageErrorKind::Unavailable => "storage unavailable",
@@ -101,7 +101,7 @@ impl GuardError {
 }
 
 impl GuardError {
-    /// The message the JS `Error` carries (built without `core::fmt`; `Display` says the same).
+    /// The message the JS `Error` carries (`Display` says the same).
     pub fn message(&self) -> String {
         match self {
             GuardError::InvalidOptions(m) => format!("Invalid options: {m}"),

@@ -8,8 +8,9 @@
 //! a stored record) is first parsed into a `serde_json::Value` within the usual limits
 //! ([`parse`]: [`AnyJson`], a visitor that never refuses a value), and the models are read
 //! from the value through [`Json`], a deserializer whose [`Error`] names the kind of value met
-//! without printing it. Neither serde_json's typed `deserialize_*` methods nor its `Value`'s
-//! deserializer is in the module: both build `Unexpected::Float`.
+//! without printing it. The guard's readers never make serde_json's typed requests, nor read
+//! through its `Value`'s deserializer: both build `Unexpected::Float` (the page reader,
+//! [`pages`](super::pages), asks serde_json only for `deserialize_any`).
 //!
 //! [`Json`] reads a value as serde-wasm-bindgen read a JS value: a typed request is answered when
 //! the value is of its kind (numbers as `u64`, `i64` or `f64`, in that order of preference, for

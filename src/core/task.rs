@@ -1,8 +1,8 @@
 //! What the task framework of today's Superset sends about tasks: the `202` bodies that start
 //! them (chart data: `{ task_ids, cursor, tab_id? }`; SQL Lab: `{ async_job: { task_id,
 //! cursor, tab_id? } }`), the websocket's `{ task_id, status }` and the polling answer
-//! `{ statuses: { <uuid>: { status, progress } }, cursor }`
-//! (`../shared/superset-tasks-contract.md`). Each is read into a wire struct and validated, so
+//! `{ statuses: { <uuid>: { status, progress } }, cursor }` (Superset's
+//! `superset/tasks/api.py` and `superset/charts/data/api.py`). Each is read into a wire struct and validated, so
 //! a value of these types is always valid: task ids are canonical uuids, tab ids follow
 //! Superset's `^[A-Za-z0-9_-]{1,64}$`, statuses are the framework's seven.
 

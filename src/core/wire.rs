@@ -1,5 +1,5 @@
-//! Reading a model from any serde deserializer (a JS value through serde-wasm-bindgen, JSON
-//! text, a `serde_json::Value`).
+//! Reading a model from any serde deserializer (an argument's JSON, read through
+//! [`quiet::Json`](super::quiet::Json); JSON text; a `serde_json::Value`).
 //!
 //! The models' wire structs hold each field as a [`Field`]: missing, of the expected type, or
 //! not. A field of the wrong type does not end the reading, so validation (`TryFrom`, in each
@@ -70,14 +70,10 @@ pub fn read<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 /// The message of a model's reading error: `expected` when the value was not of the shape
 /// read, serde's own otherwise.
 fn message(serde_message: String, expected: &str) -> String {
-    // serde-wasm-bindgen's errors are JS `Error`s, which display as "Error: <message>".
-    let message = serde_message
-        .strip_prefix("Error: ")
-        .unwrap_or(&serde_message);
-    if message.starts_with("invalid type") {
+    if serde_message.starts_with("invalid type") {
         expected.to_owned()
     } else {
-        message.to_owned()
+        serde_message
     }
 }
 
@@ -91,8 +87,8 @@ pub struct Keys {
 impl Keys {
     /// The first key of the object `deserializer` holds that is not known (a nested one as
     /// `outer.inner`). Anything that is not an object has none: the model's reader says what
-    /// is wrong with it. (The models read known fields only: serde-wasm-bindgen never shows
-    /// them the other keys, so `deny_unknown_fields` cannot be used.)
+    /// is wrong with it. (Read apart from the model, so that the message names the option and
+    /// lists the known ones, where `deny_unknown_fields` would give serde's own words.)
     pub fn unknown<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Option<String> {
         deserializer.deserialize_map(self).ok().flatten()
     }
@@ -138,14 +134,14 @@ impl<'de> DeserializeSeed<'de> for &Keys {
     }
 }
 
-/// How deep JSON of any shape (`errors`, `headers`) may nest. serde_json's own parser stops at
-/// 128; serde-wasm-bindgen has no limit, and a deeply nested or cyclic JS value would overflow
-/// the wasm stack, which no caller can recover from.
+/// How deep JSON of any shape (`errors`, `headers`) may nest: every JSON from outside (an
+/// argument, a stored record, an answer body) is read at most this deep. serde_json's own
+/// parser stops at 128; deeper values would cost stack that no caller can recover.
 pub const MAX_DEPTH: usize = 64;
 
 /// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep. A key
 /// `__proto__` is left out: handed back to JS as an object's key it would set that object's
-/// prototype (serde-wasm-bindgen builds objects by assignment).
+/// prototype (serde-wasm-bindgen, which writes the answers, builds objects by assignment).
 #[derive(Debug)]
 pub struct AnyJson(pub Value);
 

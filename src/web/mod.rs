@@ -2,9 +2,10 @@
 //!
 //! - `storage`: the core's storage on `localStorage` through gloo-storage (`storage.js` is the
 //!   adapter gloo's `raw()` hands out), every failure a value
-//! - `boundary`: values in and out through serde-wasm-bindgen
+//! - `boundary`: arguments in as JSON text (`input.js`), answers out through serde-wasm-bindgen
 //! - `state`: the guard's shared state
-//! - `guard`: the exported `JobGuard` class, `isGuardError`, `classifyCancelResponse`
+//! - `guard`: the exported `JobGuard` class
+//! - `exports`: `isGuardError`, `classifyCancelResponse`, the freed guard's error
 //! - `http`: the HTTP client over `fetch` (requests, waits, timeouts, aborts, bounded bodies),
 //!   used by `cancel` and `follow`
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
@@ -33,6 +34,7 @@ mod cancel;
 mod clock;
 mod dom;
 mod error;
+mod exports;
 #[cfg(feature = "follow")]
 mod follow;
 mod guard;
@@ -45,4 +47,5 @@ mod state;
 mod storage;
 mod tabs;
 
-pub use guard::{classify_cancel_response, freed_error, is_guard_error, JobGuard};
+pub use exports::{classify_cancel_response, freed_error, is_guard_error};
+pub use guard::JobGuard;
