@@ -48,8 +48,9 @@ after(async () => {
 });
 
 /** Serves `dir` on a free loopback port while `fn` runs; with `api` (the reference server's
- * app), its routes answer `/api/`, `/login` and `/logout` on the same origin. */
-async function serve(dir, fn, api) {
+ * app), its routes answer `/api/`, `/login` and `/logout` on the same origin; `headers` are
+ * added to every file's answer. */
+async function serve(dir, fn, api, headers = {}) {
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, "http://127.0.0.1").pathname;
     if (api && (path.startsWith("/api/") || path === "/login" || path === "/logout")) return api.handle(req, res);
@@ -57,7 +58,7 @@ async function serve(dir, fn, api) {
     if (!file.startsWith(dir + sep)) return res.writeHead(404).end();
     try {
       const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", ...headers }).end(body);
     } catch {
       res.writeHead(404).end();
     }
@@ -116,6 +117,94 @@ for (const [name, extra] of [
   });
 }
 
+// ---- before init(), and under Superset's Content-Security-Policy ----
+
+// Superset 6.1.0's default TALISMAN_CONFIG as Flask-Talisman sends it (a nonce per request in
+// script-src; shared/superset-frontend-notes.md), with `script` as its script-src.
+const talisman = (script) =>
+  [
+    "base-uri 'self'",
+    "default-src 'self'",
+    "img-src 'self' blob: data: https://apachesuperset.gateway.scarf.sh https://static.scarf.sh/",
+    "worker-src 'self' blob:",
+    "connect-src 'self' https://api.mapbox.com https://events.mapbox.com",
+    "object-src 'none'",
+    "style-src 'self' 'unsafe-inline'",
+    `script-src ${script}`,
+  ].join("; ");
+
+const NONCE = "r4nd0mN0nce";
+
+/** tests/consumers/guarded.js bundled by webpack 5 with its defaults, its page's script tag
+ * carrying the nonce, as Superset's templates write it. */
+async function guardedBundle() {
+  const dir = join(OUT, "webpack-guarded");
+  await rm(dir, { recursive: true, force: true });
+  const stats = await new Promise((resolve, reject) =>
+    webpack(webpackConfig(dir, { entry: "./guarded.js" }), (err, s) => (err ? reject(err) : resolve(s))),
+  );
+  assert.equal(stats.hasErrors(), false, stats.toString("errors-only"));
+  await writeFile(join(dir, "index.html"), `<!doctype html><body><script nonce="${NONCE}" src="main.js"></script></body>`);
+  return dir;
+}
+
+/** Opens `dir` served with `headers` and reads what guarded.js leaves on the page. */
+async function guardedResult(dir, headers) {
+  return serve(
+    dir,
+    async (url) => {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(url);
+      await page.waitForSelector("body[data-result]", { state: "attached", timeout: 15_000 });
+      const result = JSON.parse(await page.getAttribute("body", "data-result"));
+      await page.close();
+      return { result, errors };
+    },
+    undefined,
+    headers,
+  );
+}
+
+const flowed = {
+  beforeInit: "not_initialized",
+  classifyBeforeInit: "not_initialized",
+  init: "loaded",
+  jobs: ["10a0bd9a-03c8-4737-9345-f4234ba86512"],
+  classify: "not_job_owner",
+};
+
+test("before init() every export throws not_initialized; under Superset's default CSP init() rejects wasm_blocked; with 'wasm-unsafe-eval' it all works (webpack 5, Chromium)", async () => {
+  const dir = await guardedBundle();
+
+  const plain = await guardedResult(dir, {});
+  assert.deepEqual(plain.errors, []);
+  assert.match(plain.result.beforeInitMessage, /new JobGuard\(\) was called before .*await init\(\)/);
+  delete plain.result.beforeInitMessage;
+  assert.deepEqual(plain.result, flowed);
+
+  const blocked = await guardedResult(dir, {
+    "content-security-policy": talisman(`'self' 'strict-dynamic' 'nonce-${NONCE}'`),
+  });
+  assert.deepEqual(blocked.errors, []);
+  assert.equal(blocked.result.beforeInit, "not_initialized", "the page's script ran: its nonce matched");
+  assert.equal(blocked.result.init, "wasm_blocked", blocked.result.initMessage);
+  assert.match(blocked.result.initMessage, /'wasm-unsafe-eval'/);
+  assert.match(
+    blocked.result.initMessage,
+    /TALISMAN_CONFIG\["content_security_policy"\]\["script-src"\] = \["'self'", "'strict-dynamic'", "'wasm-unsafe-eval'"\]/,
+  );
+  assert.match(blocked.result.initMessage, /Content Security Policy/, "the browser's own words");
+
+  const allowed = await guardedResult(dir, {
+    "content-security-policy": talisman(`'self' 'strict-dynamic' 'nonce-${NONCE}' 'wasm-unsafe-eval'`),
+  });
+  assert.deepEqual(allowed.errors, []);
+  delete allowed.result.beforeInitMessage;
+  assert.deepEqual(allowed.result, flowed);
+});
+
 /** Opens `url` in Chromium and reads the result app.js leaves on the page. */
 async function resultAt(url) {
   const page = await browser.newPage();
@@ -152,26 +241,33 @@ async function plainApp(name) {
   return dir;
 }
 
-test("Vite 7's dev server, with the app's default configuration (it pre-bundles the package)", async () => {
-  const dir = await plainApp("vite-dev-app");
-  const server = await createViteServer({
-    root: dir,
-    logLevel: "error",
-    server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+for (const [name, cacheDir] of [
+  ["the app's default configuration", undefined],
+  // Nx's Vite plugin sets one per project.
+  ["a cacheDir of its own (node_modules/.vite/apps/demo, as Nx sets)", "node_modules/.vite/apps/demo"],
+]) {
+  test(`Vite 7's dev server, with ${name} (it pre-bundles the package)`, async () => {
+    const dir = await plainApp(cacheDir ? "vite-dev-cachedir-app" : "vite-dev-app");
+    const server = await createViteServer({
+      root: dir,
+      logLevel: "error",
+      ...(cacheDir && { cacheDir }),
+      server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+    });
+    await server.listen();
+    try {
+      const { port } = server.httpServer.address();
+      const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(result, expected);
+      // It did pre-bundle the package into its cache folder: what the fix is for.
+      const deps = await readdir(join(dir, cacheDir ?? "node_modules/.vite", "deps"));
+      assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
+    } finally {
+      await server.close();
+    }
   });
-  await server.listen();
-  try {
-    const { port } = server.httpServer.address();
-    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
-    assert.deepEqual(errors, []);
-    assert.deepEqual(result, expected);
-    // It did pre-bundle the package: what the fix is for.
-    const deps = await readdir(join(dir, "node_modules", ".vite", "deps"));
-    assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
-  } finally {
-    await server.close();
-  }
-});
+}
 
 test("esbuild's serve, bundling with its defaults (it copies no .wasm: the page's node_modules/ has it)", async () => {
   const dir = await plainApp("esbuild-serve-app");
@@ -415,8 +511,8 @@ async function reactVersionApp(version, main, extra = {}) {
 
 test("a React 17 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
   await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx"), { "@types/react": "^17.0.0" }));
-  // Its types too: React 17's @types/react takes the provider as a JSX component.
   const dir = join(OUT, "react-17-app");
+  // Its types too: React 17's @types/react takes the provider as a JSX component.
   await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
   const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["react.tsx"] }));

@@ -49,7 +49,8 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   } catch (e) {
     if (isGuardError(e)) {
       const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
-        | "not_job_owner" | "internal" | "freed" = e.code;
+        | "not_job_owner" | "internal" | "freed" | "not_initialized" | "wasm_not_found"
+        | "wasm_blocked" = e.code;
       text += code + e.message;
     }
   }
