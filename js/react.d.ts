@@ -14,6 +14,16 @@ export interface JobGuardProviderProps {
    * once).
    */
   follow?: boolean | FollowOptions;
+  /**
+   * React 16.8 and 17 only (React 18 and later have their own, which is used): the shim of the
+   * `use-sync-external-store` package, which the app installs:
+   * `import { useSyncExternalStore } from "use-sync-external-store/shim"`. Read once.
+   */
+  useSyncExternalStore?: <T>(
+    subscribe: (onStoreChange: () => void) => () => void,
+    getSnapshot: () => T,
+    getServerSnapshot?: () => T,
+  ) => T;
   children?: ReactNode;
 }
 

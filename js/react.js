@@ -1,18 +1,36 @@
 // superset-job-guard/react: the guard in a React app (React 16.8 to 19).
 //
 // One guard for the app (JobGuardProvider), its session and records as external stores
-// (useSyncExternalStore through use-sync-external-store/shim, which is React's own hook from
-// React 18 on: a snapshot stays the same object until the guard announces a change, this tab's
-// or another tab's), and cancels with their pending state and outcome. The last outcome of each
+// (React's own useSyncExternalStore from React 18 on; on React 16.8 and 17 the app installs
+// use-sync-external-store and hands its shim to the provider, so this entry imports nothing but
+// React and a plain app installs no React: a snapshot stays the same object until the guard
+// announces a change, this tab's or another tab's), and cancels with their pending state and
+// outcome. The last outcome of each
 // job's cancel is kept with the guard, not the component, so it outlives the row that showed
 // the job (a `not_job_owner`, `left` or `already_finished` removes the record, and so the row),
 // until the app dismisses it or the session ends.
 // Plain JS (React.createElement): no JSX build step for the package.
+import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState } from "react";
-import { useSyncExternalStore } from "use-sync-external-store/shim";
 import { JobGuard } from "superset-job-guard";
 
 const GuardContext = createContext(null);
+// The useSyncExternalStore the provider's hooks call: React's own, or the shim the app passed.
+const StoreHookContext = createContext(null);
+
+/** React's own useSyncExternalStore (React 18 and later), else the one the app passed, else
+ * an Error that says what to install. */
+function storeHook(given) {
+  const own = React.useSyncExternalStore;
+  if (typeof own === "function") return own;
+  if (typeof given === "function") return given;
+  throw new Error(
+    `superset-job-guard/react: React ${React.version} has no useSyncExternalStore (React 18 and later have it). ` +
+      "On React 16.8 or 17, npm install use-sync-external-store and pass its shim: " +
+      'import { useSyncExternalStore } from "use-sync-external-store/shim"; ' +
+      "<JobGuardProvider useSyncExternalStore={useSyncExternalStore} …>",
+  );
+}
 const freed = new WeakSet();
 
 // The guards providers made: how many mounted providers hold each, and its pending free.
@@ -50,7 +68,9 @@ function makeGuard(options) {
  * Providers that share a guard (the same options object, rendered together) free it with the
  * last one.
  */
-export function JobGuardProvider({ options, guard: given, follow = true, children }) {
+export function JobGuardProvider({ options, guard: given, follow = true, useSyncExternalStore, children }) {
+  // Before any guard is made: without a useSyncExternalStore this throws, and nothing leaks.
+  const [subscribeWith] = useState(() => storeHook(useSyncExternalStore));
   const [own] = useState(() => (given ? null : makeGuard(options)));
   // follow(): on unless `follow={false}`; its options are read once, as `options` are.
   const [followOptions] = useState(() => (follow === true ? undefined : follow));
@@ -80,7 +100,11 @@ export function JobGuardProvider({ options, guard: given, follow = true, childre
       );
     };
   }, [own]);
-  return createElement(GuardContext.Provider, { value: guard }, children);
+  return createElement(
+    StoreHookContext.Provider,
+    { value: subscribeWith },
+    createElement(GuardContext.Provider, { value: guard }, children),
+  );
 }
 
 /** The provider's guard. */
@@ -170,13 +194,16 @@ function storeOf(guard) {
 
 function useStore() {
   const guard = useJobGuard();
+  // The provider's choice, the same function for its whole life (so the hooks it calls are
+  // called in the same order on every render).
+  const useSyncExternalStore = useContext(StoreHookContext);
   const store = storeOf(guard);
   const subscribe = useCallback((l) => store.subscribe(l), [store]);
-  return { guard, store, subscribe };
+  return { guard, store, subscribe, useSyncExternalStore };
 }
 
 function useGuardValue(key, compute, empty) {
-  const { guard, store, subscribe } = useStore();
+  const { guard, store, subscribe, useSyncExternalStore } = useStore();
   const snapshot = useCallback(() => store.read(key, () => compute(guard), empty), [store, guard, key]);
   return useSyncExternalStore(subscribe, snapshot, snapshot);
 }
@@ -199,7 +226,7 @@ export function useJobs() {
  * (`dismiss(jobId)`, or `dismiss()` for all) or until the session ends.
  */
 export function useCancelOutcomes() {
-  const { store, subscribe } = useStore();
+  const { store, subscribe, useSyncExternalStore } = useStore();
   const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
   return { outcomes, dismiss: store.dismiss };
 }
@@ -215,7 +242,7 @@ export function useCancelOutcomes() {
  * another).
  */
 export function useCancel(jobId) {
-  const { guard, store, subscribe } = useStore();
+  const { guard, store, subscribe, useSyncExternalStore } = useStore();
   const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
   const pending = useSyncExternalStore(subscribe, store.pending, store.pending);
   const mine = useRef(new Set()); // the controllers of the cancels this component started

@@ -269,6 +269,13 @@ for (const [name, cacheDir] of [
   });
 }
 
+test("npm install of the tarball in a plain app (no React) installs no React and nothing else", async () => {
+  const dir = await freshApp("plain-no-react-app");
+  const installed = (await readdir(join(dir, "node_modules"))).filter((f) => !f.startsWith("."));
+  assert.deepEqual(installed, ["superset-job-guard"]);
+  await assert.rejects(readFile(join(dir, "node_modules", "react", "package.json")), { code: "ENOENT" });
+});
+
 test("esbuild's serve, bundling with its defaults (it copies no .wasm: the page's node_modules/ has it)", async () => {
   const dir = await plainApp("esbuild-serve-app");
   await writeFile(join(dir, "index.html"), '<!doctype html><body><script type="module" src="/dist/app.js"></script></body>');
@@ -509,9 +516,34 @@ async function reactVersionApp(version, main, extra = {}) {
   return out;
 }
 
-test("a React 17 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
-  await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx"), { "@types/react": "^17.0.0" }));
+test("a React 17 app installs the tarball and use-sync-external-store with plain npm install; the hooks work, StrictMode included", async () => {
+  await reactFlow(
+    await reactVersionApp(17, join(HERE, "react17", "main.jsx"), {
+      "@types/react": "^17.0.0",
+      "use-sync-external-store": "^1.2.0",
+    }),
+  );
   const dir = join(OUT, "react-17-app");
+  // Without the shim, the provider says what to install (React 17 has no useSyncExternalStore),
+  // before it makes a guard.
+  const script = `
+    const React = require("react");
+    const { renderToString } = require("react-dom/server");
+    const { JobGuardProvider } = require("superset-job-guard/react");
+    try {
+      renderToString(React.createElement(JobGuardProvider, { options: { storage: "memory" } }, "x"));
+      console.log("rendered");
+    } catch (e) {
+      console.log(e.message);
+    }
+    console.log(renderToString(React.createElement(JobGuardProvider, {
+      options: { storage: "memory" },
+      follow: false,
+      useSyncExternalStore: require("use-sync-external-store/shim").useSyncExternalStore,
+    }, "child")));`;
+  const said = execFileSync(process.execPath, ["-e", script], { cwd: dir, encoding: "utf8" });
+  assert.match(said, /^superset-job-guard\/react: React 17\.[0-9.]+ has no useSyncExternalStore .*npm install use-sync-external-store .*useSyncExternalStore=\{useSyncExternalStore\}/);
+  assert.match(said, /\nchild\n$/, "with the shim it renders");
   // Its types too: React 17's @types/react takes the provider as a JSX component.
   await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
   const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
@@ -632,9 +664,17 @@ test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; 
   assert.match(await readFile(join(installed, "CHANGELOG.md"), "utf8"), /^# Changelog\n\n## 0\.1\.0/);
   const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
   assert.equal(manifest.license, "Apache-2.0");
-  // React 16.8 to 19 (React 17 apps must install it), through use-sync-external-store's shim.
-  assert.deepEqual(manifest.peerDependencies, { react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0" });
-  assert.deepEqual(manifest.dependencies, { "use-sync-external-store": "^1.2.0" });
+  // React 16.8 to 19, both optional peers: React's own useSyncExternalStore from 18 on, the
+  // shim of use-sync-external-store (installed by the app) on 16.8 and 17; no dependency.
+  assert.deepEqual(manifest.peerDependencies, {
+    react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0",
+    "use-sync-external-store": "^1.2.0",
+  });
+  assert.deepEqual(manifest.peerDependenciesMeta, {
+    react: { optional: true },
+    "use-sync-external-store": { optional: true },
+  });
+  assert.equal(manifest.dependencies, undefined);
   assert.equal(manifest.exports["./react"].default, "./js/react.js");
   for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
 });

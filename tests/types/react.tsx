@@ -71,7 +71,13 @@ export async function app() {
   const bad = <JobGuardProvider options={{ contract: "tasks" }} />;
   // @ts-expect-error follow is a boolean or follow's options
   const wrong = <JobGuardProvider follow="yes" />;
+  // React 16.8 and 17: the shim of use-sync-external-store (its signature, declared here: the
+  // types tests install no @types/use-sync-external-store).
+  const shim = null as unknown as <T>(subscribe: (cb: () => void) => () => void, snapshot: () => T, server?: () => T) => T;
+  const legacy = <JobGuardProvider options={{}} useSyncExternalStore={shim} />;
+  // @ts-expect-error useSyncExternalStore is the hook, not a flag
+  const flag = <JobGuardProvider useSyncExternalStore={true} />;
   // @ts-expect-error useCancel takes a job id
   useCancel(5);
-  return [element, quiet, slow, bad, wrong];
+  return [element, quiet, slow, bad, wrong, legacy, flag];
 }
