@@ -7,10 +7,14 @@ import {
   useJobGuard,
   useJobs,
   useSession,
+  type CancelOutcomes,
+  type CancelState,
+  type JobGuardProviderProps,
 } from "superset-job-guard/react";
 
 function Row({ job }: { job: JobRecord }) {
-  const { cancel, pending, outcome } = useCancel(job.job_id);
+  const state: CancelState = useCancel(job.job_id);
+  const { cancel, pending, outcome } = state;
   const message: string | undefined = outcome?.message;
   const run: () => Promise<CancelOutcome> = cancel;
   return (
@@ -28,7 +32,8 @@ function Row({ job }: { job: JobRecord }) {
 
 function Gone({ jobs }: { jobs: readonly JobRecord[] }) {
   // Outcomes whose record is gone (not_job_owner, left, already_finished) stay readable.
-  const { outcomes, dismiss } = useCancelOutcomes();
+  const kept: CancelOutcomes = useCancelOutcomes();
+  const { outcomes, dismiss } = kept;
   const gone = [...outcomes.values()].filter((o) => !jobs.some((j) => j.job_id === o.jobId));
   return (
     <ul>
@@ -65,7 +70,8 @@ export async function app() {
       <Jobs />
     </JobGuardProvider>
   );
-  const quiet = <JobGuardProvider options={{}} follow={false} />;
+  const props: JobGuardProviderProps = { options: { contract: "task" }, follow: false };
+  const quiet = <JobGuardProvider {...props} />;
   const slow = <JobGuardProvider options={{}} follow={{ intervalMs: 2000 }} />;
   // @ts-expect-error options are the guard's, typed
   const bad = <JobGuardProvider options={{ contract: "tasks" }} />;
