@@ -128,9 +128,10 @@ function places() {
   const at = here.pathname.lastIndexOf("/node_modules/");
   const inNodeModules = at >= 0 ? own(here, here.pathname.slice(0, at + "/node_modules".length)) : null;
   const page = typeof location === "undefined" ? null : own(location.href, "/node_modules");
-  // A tool's own folder inside node_modules (Vite's cache: node_modules/.vite/…) holds no
-  // .wasm: the package's folder first there.
-  const cached = /\/node_modules\/\.[^/]+\//.test(here.pathname);
+  // Served from a tool's own folder inside node_modules (Vite's cache: node_modules/.vite/…),
+  // which holds no .wasm: the package's folder first there. (pnpm's node_modules/.pnpm/… ends
+  // in a node_modules/superset-job-guard/ of its own, found by `at`.)
+  const cached = at >= 0 && here.pathname.startsWith("/node_modules/.", at);
   const list = cached ? [inNodeModules, beside, page] : [beside, inNodeModules, page];
   const seen = new Set();
   return list.filter((u) => u && !seen.has(u.href) && seen.add(u.href));
@@ -221,9 +222,10 @@ async function compile(source) {
     return await load({ module_or_path: source });
   } catch (e) {
     // Chromium: CompileError "… because 'unsafe-eval' is not an allowed source of script in the
-    // following Content Security Policy directive …"; Firefox: CompileError "call to
-    // WebAssembly.instantiate() blocked by CSP"; Safari: EvalError "Refused to create a
-    // WebAssembly object because 'unsafe-eval' or 'wasm-unsafe-eval' is not an allowed source …".
+    // following Content Security Policy directive …"; Firefox ESR: CompileError "call to
+    // WebAssembly.instantiateStreaming() blocked by CSP" (both seen here); Safari (not tried
+    // here; as its users report it): EvalError "Refused to create a WebAssembly object because
+    // 'unsafe-eval' …".
     const message = String(e?.message ?? "");
     if (/Content Security Policy|blocked by CSP|unsafe-eval/i.test(message)) {
       const error = guardError(

@@ -18,6 +18,7 @@ import WebpackDevServer from "webpack-dev-server";
 import { build as viteBuild, createServer as createViteServer } from "vite";
 
 import { launch } from "../e2e/browser.mjs";
+import { firefoxDataset } from "./firefox.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -203,6 +204,29 @@ test("before init() every export throws not_initialized; under Superset's defaul
   assert.deepEqual(allowed.errors, []);
   delete allowed.result.beforeInitMessage;
   assert.deepEqual(allowed.result, flowed);
+});
+
+test("in Firefox ESR too: Superset's default CSP makes init() reject wasm_blocked; with 'wasm-unsafe-eval' it all works", async () => {
+  const dir = await guardedBundle();
+  for (const [script, init] of [
+    [`'self' 'strict-dynamic' 'nonce-${NONCE}'`, "wasm_blocked"],
+    [`'self' 'strict-dynamic' 'nonce-${NONCE}' 'wasm-unsafe-eval'`, "loaded"],
+  ]) {
+    const result = await serve(
+      dir,
+      async (url) => JSON.parse(await firefoxDataset(url, "result")),
+      undefined,
+      { "content-security-policy": talisman(script) },
+    );
+    assert.equal(result.beforeInit, "not_initialized");
+    assert.equal(result.init, init, result.initMessage);
+    if (init === "wasm_blocked") {
+      assert.match(result.initMessage, /'wasm-unsafe-eval'.*TALISMAN_CONFIG/);
+      assert.match(result.initMessage, /blocked by CSP/, "Firefox's own words");
+    } else {
+      assert.deepEqual(result.jobs, flowed.jobs);
+    }
+  }
 });
 
 /** Opens `url` in Chromium and reads the result app.js leaves on the page. */
