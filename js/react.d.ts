@@ -28,13 +28,20 @@ export interface JobGuardProviderProps {
 }
 
 /**
- * One guard for the app. Call the package's `init()` before rendering it. (A `ReactElement`:
- * what every React's types, 16.8 to 19, accept from a JSX component.)
+ * One guard for the app. Await the package's `init()` before rendering it to have the guard
+ * from the first render; otherwise (and while a server-rendered page hydrates) it renders its
+ * children without a guard, loads the module itself and makes the guard then. On a server it
+ * makes none: no fetch, no storage. (A `ReactElement`: what every React's types, 16.8 to 19,
+ * accept from a JSX component.)
  */
 export function JobGuardProvider(props: JobGuardProviderProps): ReactElement;
 
-/** The provider's guard; throws outside a `JobGuardProvider`. */
-export function useJobGuard(): JobGuard;
+/**
+ * The provider's guard; `null` while the provider has none yet: during a server render, and in
+ * the browser until `init()` has loaded the module (an app that awaits `init()` before its first
+ * render has it from the start). Throws outside a `JobGuardProvider`.
+ */
+export function useJobGuard(): JobGuard | null;
 
 /** The stored session, re-rendering on every change (this tab's and other tabs'). */
 export function useSession(): SessionInfo | null;

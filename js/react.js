@@ -11,11 +11,15 @@
 // until the app dismisses it or the session ends.
 // Plain JS (React.createElement): no JSX build step for the package.
 import * as React from "react";
-import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState } from "react";
-import { JobGuard } from "superset-job-guard";
+import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import init, { JobGuard, isGuardError } from "superset-job-guard";
 
-const GuardContext = createContext(null);
-// The useSyncExternalStore the provider's hooks call: React's own, or the shim the app passed.
+// The provider's guard; `null` while it has none yet (a server render, or in the browser until
+// init() has loaded the module); `undefined` outside any provider.
+const GuardContext = createContext(undefined);
+// How the provider's hooks read: `use`, the useSyncExternalStore they call (React's own, or
+// the shim the app passed), and `ownGuard`, whether the provider makes its guard itself (then a
+// server rendered it with none, and hydration reads the empty values the server rendered).
 const StoreHookContext = createContext(null);
 
 /** React's own useSyncExternalStore (React 18 and later), else the one the app passed, else
@@ -53,10 +57,29 @@ function makeGuard(options) {
   return guard;
 }
 
+/** A guard now, or `null` while the module is not loaded (the GuardError `not_initialized`). */
+function guardIfLoaded(options) {
+  try {
+    return makeGuard(options);
+  } catch (e) {
+    if (isGuardError(e) && e.code === "not_initialized") return null;
+    throw e;
+  }
+}
+
+// A server render (Next.js's, renderToString in Node): no window. There the provider makes no
+// guard, so nothing is fetched and no storage is read; its children render with no records.
+const onServer = () => typeof window === "undefined";
+
 /**
- * Makes one guard for the app from `options` (read once) and frees it on unmount. Call the
- * package's `init()` before rendering it. A `guard`
+ * Makes one guard for the app from `options` (read once) and frees it on unmount. A `guard`
  * made by the app may be passed instead; the app frees that one.
+ *
+ * Where the module is not loaded yet (the app did not await the package's `init()` before its
+ * first render, or the page was rendered on a server and is hydrating), it renders its children
+ * without a guard (no records, `useJobGuard()` is `null`), calls `init()` in an effect and makes
+ * the guard once that resolves; a rejected `init()` is thrown to the app's error boundary. On a
+ * server it makes no guard at all: it never fetches, never reads storage, never throws for it.
  *
  * While mounted it keeps the session's records current from Superset's event stream
  * (`guard.follow()`, one poller for all the tabs of the browser), so `useJobs()` rows move from
@@ -71,13 +94,41 @@ function makeGuard(options) {
 export function JobGuardProvider({ options, guard: given, follow = true, useSyncExternalStore, children }) {
   // Before any guard is made: without a useSyncExternalStore this throws, and nothing leaks.
   const [subscribeWith] = useState(() => storeHook(useSyncExternalStore));
-  const [own] = useState(() => (given ? null : makeGuard(options)));
+  const ownGuard = !given;
+  const reading = useMemo(() => ({ use: subscribeWith, ownGuard }), [subscribeWith, ownGuard]);
+  const [madeFrom] = useState(() => options);
+  const [own, setOwn] = useState(() => (given || onServer() ? null : guardIfLoaded(options)));
+  const [failed, setFailed] = useState(null);
+  if (failed) throw failed;
+  // No guard yet, in the browser: load the module, then make it (effects never run on a
+  // server). StrictMode's second run gets the same init() promise; only the current run makes
+  // the guard.
+  useEffect(() => {
+    if (given || own) return undefined;
+    let current = true;
+    init().then(
+      () => {
+        if (!current) return;
+        try {
+          setOwn(makeGuard(madeFrom));
+        } catch (e) {
+          setFailed(e);
+        }
+      },
+      (e) => {
+        if (current) setFailed(e);
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [given, own, madeFrom]);
   // follow(): on unless `follow={false}`; its options are read once, as `options` are.
   const [followOptions] = useState(() => (follow === true ? undefined : follow));
   const following = follow !== false && follow != null;
   const guard = given ?? own;
   useEffect(() => {
-    if (!following || freed.has(guard)) return undefined;
+    if (!guard || !following || freed.has(guard)) return undefined;
     const stop = guard.follow(followOptions);
     return () => stop();
   }, [guard, following, followOptions]);
@@ -102,15 +153,15 @@ export function JobGuardProvider({ options, guard: given, follow = true, useSync
   }, [own]);
   return createElement(
     StoreHookContext.Provider,
-    { value: subscribeWith },
+    { value: reading },
     createElement(GuardContext.Provider, { value: guard }, children),
   );
 }
 
-/** The provider's guard. */
+/** The provider's guard; `null` while it has none (a server render, or until init() loads). */
 export function useJobGuard() {
   const guard = useContext(GuardContext);
-  if (!guard) throw new Error("useJobGuard: no JobGuardProvider above this component");
+  if (guard === undefined) throw new Error("useJobGuard: no JobGuardProvider above this component");
   return guard;
 }
 
@@ -119,6 +170,10 @@ export function useJobGuard() {
 // each job (a new Map whenever it changes; emptied when the session ends).
 const stores = new WeakMap();
 const NO_OUTCOMES = new Map();
+const NO_PENDING = new Set();
+const noOutcomes = () => NO_OUTCOMES;
+const noPending = () => NO_PENDING;
+const nothing = () => {};
 
 function storeOf(guard) {
   let store = stores.get(guard);
@@ -196,16 +251,21 @@ function useStore() {
   const guard = useJobGuard();
   // The provider's choice, the same function for its whole life (so the hooks it calls are
   // called in the same order on every render).
-  const useSyncExternalStore = useContext(StoreHookContext);
-  const store = storeOf(guard);
-  const subscribe = useCallback((l) => store.subscribe(l), [store]);
-  return { guard, store, subscribe, useSyncExternalStore };
+  const { use: useSyncExternalStore, ownGuard } = useContext(StoreHookContext);
+  // No guard yet: nothing to subscribe to, every reading empty (until the guard comes).
+  const store = guard ? storeOf(guard) : null;
+  const subscribe = useCallback((l) => (store ? store.subscribe(l) : nothing), [store]);
+  return { guard, store, subscribe, useSyncExternalStore, ownGuard };
 }
 
+// A reading's value in a server render and while a server-rendered page hydrates: for the
+// provider's own guard, the empty one (a server makes none, so that is what its HTML shows, and
+// hydration matches), then the guard's; for a guard the app passed, the guard's.
 function useGuardValue(key, compute, empty) {
-  const { guard, store, subscribe, useSyncExternalStore } = useStore();
-  const snapshot = useCallback(() => store.read(key, () => compute(guard), empty), [store, guard, key]);
-  return useSyncExternalStore(subscribe, snapshot, snapshot);
+  const { guard, store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const snapshot = useCallback(() => (store ? store.read(key, () => compute(guard), empty) : empty), [store, guard, key]);
+  const server = useCallback(() => (ownGuard ? empty : snapshot()), [ownGuard, snapshot, empty]);
+  return useSyncExternalStore(subscribe, snapshot, server);
 }
 
 const NO_JOBS = Object.freeze([]);
@@ -226,9 +286,10 @@ export function useJobs() {
  * (`dismiss(jobId)`, or `dismiss()` for all) or until the session ends.
  */
 export function useCancelOutcomes() {
-  const { store, subscribe, useSyncExternalStore } = useStore();
-  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
-  return { outcomes, dismiss: store.dismiss };
+  const { store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const outcomesNow = store ? store.outcomes : noOutcomes;
+  const outcomes = useSyncExternalStore(subscribe, outcomesNow, ownGuard ? noOutcomes : outcomesNow);
+  return { outcomes, dismiss: store ? store.dismiss : nothing };
 }
 
 /**
@@ -242,12 +303,15 @@ export function useCancelOutcomes() {
  * another).
  */
 export function useCancel(jobId) {
-  const { guard, store, subscribe, useSyncExternalStore } = useStore();
-  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
-  const pending = useSyncExternalStore(subscribe, store.pending, store.pending);
+  const { guard, store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const outcomesNow = store ? store.outcomes : noOutcomes;
+  const pendingNow = store ? store.pending : noPending;
+  const outcomes = useSyncExternalStore(subscribe, outcomesNow, ownGuard ? noOutcomes : outcomesNow);
+  const pending = useSyncExternalStore(subscribe, pendingNow, ownGuard ? noPending : pendingNow);
   const mine = useRef(new Set()); // the controllers of the cancels this component started
 
   useEffect(() => {
+    if (!store) return undefined;
     const started = mine.current;
     const off = store.subscribe(() => {
       // A logout ends the cancels at once. (Another user signing in ends them in the guard.)
@@ -260,6 +324,8 @@ export function useCancel(jobId) {
   }, [guard, store]);
 
   const cancel = useCallback(() => {
+    // No guard yet: no session is known, nothing is sent.
+    if (!store) return Promise.resolve(notLoaded(jobId));
     const current = store.running.get(jobId);
     if (current) return current;
     const controller = new AbortController();
@@ -274,6 +340,19 @@ export function useCancel(jobId) {
     return promise;
   }, [guard, store, jobId]);
 
-  const dismiss = useCallback(() => store.dismiss(jobId), [store, jobId]);
+  const dismiss = useCallback(() => store?.dismiss(jobId), [store, jobId]);
   return { cancel, pending: pending.has(jobId), outcome: outcomes.get(jobId) ?? null, dismiss };
+}
+
+/** What `cancel()` answers before the provider has its guard: refused, nothing sent. */
+function notLoaded(jobId) {
+  return {
+    outcome: "refused",
+    reason: "no_session",
+    jobId: String(jobId),
+    message: "No session: the guard is not loaded yet (init() has not resolved)",
+    retryable: false,
+    httpStatus: null,
+    attempts: 0,
+  };
 }

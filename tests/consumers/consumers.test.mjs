@@ -8,9 +8,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 import * as esbuild from "esbuild";
 import webpack from "webpack";
@@ -551,6 +552,9 @@ test("a React 17 app installs the tarball and use-sync-external-store with plain
   // Without the shim, the provider says what to install (React 17 has no useSyncExternalStore),
   // before it makes a guard.
   const script = `
+    const touched = [];
+    globalThis.fetch = (url) => { touched.push("fetch " + url); return new Promise(() => {}); };
+    globalThis.localStorage = new Proxy({}, { get: (_, key) => { touched.push("localStorage." + String(key)); } });
     const React = require("react");
     const { renderToString } = require("react-dom/server");
     const { JobGuardProvider } = require("superset-job-guard/react");
@@ -564,10 +568,11 @@ test("a React 17 app installs the tarball and use-sync-external-store with plain
       options: { storage: "memory" },
       follow: false,
       useSyncExternalStore: require("use-sync-external-store/shim").useSyncExternalStore,
-    }, "child")));`;
+    }, "child")));
+    console.log(JSON.stringify(touched));`;
   const said = execFileSync(process.execPath, ["-e", script], { cwd: dir, encoding: "utf8" });
   assert.match(said, /^superset-job-guard\/react: React 17\.[0-9.]+ has no useSyncExternalStore .*npm install use-sync-external-store .*useSyncExternalStore=\{useSyncExternalStore\}/);
-  assert.match(said, /\nchild\n$/, "with the shim it renders");
+  assert.match(said, /\nchild\n\[\]\n$/, "with the shim it renders its children: no guard on a server, no fetch, no storage");
   // Its types too: React 17's @types/react takes the provider as a JSX component.
   await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
   const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
@@ -602,6 +607,140 @@ test("React's useCancel follows its current jobId while a cancel of the previous
     firstOutcome: "aborted",
     calls: ["/api/v1/async_event/job-a/cancel", "/api/v1/async_event/job-b/cancel"],
   });
+});
+
+test("server rendering: in Node the provider renders its children with no guard (no fetch, no storage, no throw); the browser hydrates that HTML, loads the module and makes the guard", async () => {
+  const src = join(HERE, ".ssr-app");
+  await rm(src, { recursive: true, force: true });
+  await mkdir(src, { recursive: true });
+  for (const file of ["app.js", "client.js"]) await copyFile(join(HERE, "ssr", file), join(src, file));
+  // The server's half, in this process, with fetch and localStorage watched.
+  const touched = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (...args) => {
+    touched.push(`fetch ${args[0]}`);
+    return realFetch(...args);
+  };
+  globalThis.localStorage = new Proxy({}, { get: (_, key) => touched.push(`localStorage.${String(key)}`) && undefined });
+  let html;
+  try {
+    const { renderToString } = await import("react-dom/server");
+    const { createElement } = await import("react");
+    const { App, seen } = await import(pathToFileURL(join(src, "app.js")).href);
+    html = renderToString(createElement(App));
+    assert.deepEqual(seen, [{ guard: false, jobs: 0, session: null }]);
+  } finally {
+    globalThis.fetch = realFetch;
+    delete globalThis.localStorage;
+  }
+  assert.deepEqual(touched, []);
+  assert.match(html, /<main><h1>Jobs<\/h1><ul id="jobs" data-guard="no"><\/ul><\/main>/);
+  await writeFile(join(src, "index.html"), `<!doctype html><body><div id="root">${html}</div><script type="module" src="./client.js"></script></body>`);
+  const dir = join(OUT, "ssr");
+  await viteBuild({ root: src, logLevel: "error", configFile: false, build: { outDir: dir, emptyOutDir: true, target: "es2022" } });
+  const { result, errors } = await serve(dir, async (url) => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    // React's hydration warnings are console errors; failed requests are counted by their
+    // answers (but the browser's own favicon probe).
+    page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+    page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+    await page.goto(url);
+    await page.waitForSelector("body[data-result]", { state: "attached", timeout: 15_000 });
+    const result = JSON.parse(await page.getAttribute("body", "data-result"));
+    await page.close();
+    return { result, errors };
+  });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(result, {
+    first: { guard: false, jobs: 0, session: null },
+    last: { guard: true, jobs: 1, session: "1" },
+    errors: [],
+  });
+});
+
+// ---- Next.js (App Router), where embedded dashboards often live ----
+
+// create-next-app's own version: it installs the Next.js it was released with.
+const CREATE_NEXT_APP = "16.4.3";
+
+/** The environment a user's shell gives Next.js: without the NODE_ENV that bundlers run in
+ * this process set (Next.js then mixes React's builds), no telemetry. */
+function nextEnv() {
+  const { NODE_ENV, ...env } = process.env;
+  return { ...env, CI: "1", NEXT_TELEMETRY_DISABLED: "1" };
+}
+
+/** Runs `next <args>` in `dir` until it prints that it is ready, then `fn(url)`; stops it. */
+async function nextServer(dir, args, fn) {
+  const { spawn } = await import("node:child_process");
+  const port = await new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+  const child = spawn(join(dir, "node_modules", ".bin", "next"), [...args, "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: dir,
+    env: nextEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/Ready in/.test(output)) {
+      if (Date.now() > deadline || child.exitCode !== null) assert.fail(`next ${args.join(" ")} did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return await fn(`http://127.0.0.1:${port}/`);
+  } catch (e) {
+    e.message += `\n--- next ${args.join(" ")} said:\n${output.slice(-3000)}`;
+    throw e;
+  } finally {
+    process.kill(-child.pid);
+  }
+}
+
+/** Loads the page: the server's HTML has the list with no guard; the browser makes the guard
+ * and the recorded job shows. */
+async function nextPage(url) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+  page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+  const response = await page.goto(url);
+  assert.equal(response.status(), 200);
+  assert.match(await response.text(), /<ul id="jobs" data-guard="no"><\/ul>/, "server-rendered, with no guard");
+  await page.waitForSelector('#jobs[data-guard="yes"] li[data-status="pending"]', { timeout: 60_000 });
+  assert.equal(await page.textContent("#jobs li"), "10a0bd9a-03c8-4737-9345-f4234ba86512");
+  await page.close();
+  assert.deepEqual(errors, []);
+}
+
+test(`Next.js (create-next-app ${CREATE_NEXT_APP}'s defaults, App Router): next dev, and next build && next start, render the provider on the server and load the guard in the browser`, async () => {
+  // Outside this repository, as an app is (inside it, Next.js takes the repository's lockfile
+  // for its workspace root).
+  const parent = await mkdtemp(join(tmpdir(), "sjg-next-"));
+  const dir = join(parent, "next-app");
+  const env = nextEnv();
+  execFileSync("npx", ["--yes", `create-next-app@${CREATE_NEXT_APP}`, "next-app", "--yes", "--use-npm", "--disable-git"], { cwd: parent, env, stdio: "pipe" });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: dir, env, stdio: "pipe" });
+  // The README's pattern (Jobs.tsx, a client component) on the app's page; the layout without
+  // next/font/google (its fonts download from Google at build time).
+  for (const file of ["Jobs.tsx", "page.tsx", "layout.tsx"]) await copyFile(join(HERE, "next", file), join(dir, "app", file));
+  await nextServer(dir, ["dev"], nextPage);
+  try {
+    execFileSync(join(dir, "node_modules", ".bin", "next"), ["build"], { cwd: dir, env, stdio: "pipe", encoding: "utf8" });
+  } catch (e) {
+    assert.fail(`next build failed:\n${e.stdout}${e.stderr}`);
+  }
+  await nextServer(dir, ["start"], nextPage);
+  await rm(parent, { recursive: true, force: true });
 });
 
 // ---- Jest, as Superset's frontend tests run (jsdom) ----

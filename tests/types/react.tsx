@@ -51,8 +51,10 @@ function Jobs() {
   const session = useSession();
   const guard = useJobGuard();
   const user: string | null = session ? session.userId : null;
+  // @ts-expect-error null until the provider has its guard (a server render, or before init())
+  guard.jobs();
   // @ts-expect-error the records are read-only: changes go through the guard
-  jobs.push(guard.jobs()[0]);
+  jobs.push(guard?.jobs()[0]);
   return (
     <table data-user={user ?? ""}>
       <tbody>{jobs.map((job) => <Row key={job.job_id} job={job} />)}</tbody>
