@@ -230,9 +230,11 @@ test("in Firefox ESR too: Superset's default CSP makes init() reject wasm_blocke
   }
 });
 
-/** Opens `url` in Chromium and reads the result app.js leaves on the page. */
-async function resultAt(url) {
+/** Opens `url` in Chromium and reads the result app.js leaves on the page; `watch(page)` may
+ * add listeners first. */
+async function resultAt(url, watch = () => {}) {
   const page = await browser.newPage();
+  watch(page);
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   // wasm-bindgen's warning when the .wasm comes with the wrong MIME type, and failed requests
@@ -293,6 +295,35 @@ for (const [name, cacheDir] of [
     }
   });
 }
+
+test("Vite 7's dev server in a monorepo (its root in apps/demo, node_modules above it: the pre-bundled package and its .wasm come through /@fs/)", async () => {
+  const dir = await freshApp("vite-monorepo-app");
+  const root = join(dir, "apps", "demo");
+  await mkdir(root, { recursive: true });
+  await copyFile(join(HERE, "app.js"), join(root, "app.js"));
+  await writeFile(join(root, "index.html"), '<!doctype html><body><script type="module" src="./app.js"></script></body>');
+  const server = await createViteServer({
+    root,
+    logLevel: "error",
+    server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+  });
+  await server.listen();
+  const wasm = [];
+  try {
+    const { port } = server.httpServer.address();
+    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`, (p) =>
+      p.on("response", (r) => r.url().endsWith(".wasm") && wasm.push(`${r.status()} ${new URL(r.url()).pathname}`)),
+    );
+    assert.deepEqual(errors, []);
+    assert.deepEqual(result, expected);
+    // Vite's cache is the app's node_modules/.vite, outside its root: served under /@fs/.
+    const deps = await readdir(join(dir, "node_modules", ".vite", "deps"));
+    assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
+    assert.deepEqual(wasm, [`200 /@fs${dir}/node_modules/superset-job-guard/pkg/superset_job_guard_bg.wasm`]);
+  } finally {
+    await server.close();
+  }
+});
 
 test("npm install of the tarball in a plain app (no React) installs no React and nothing else", async () => {
   const dir = await freshApp("plain-no-react-app");
