@@ -284,9 +284,14 @@ for (const [name, cacheDir] of [
     await server.listen();
     try {
       const { port } = server.httpServer.address();
-      const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+      const wasm = [];
+      const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`, (p) =>
+        p.on("response", (r) => r.url().endsWith(".wasm") && wasm.push(`${r.status()} ${new URL(r.url()).pathname}`)),
+      );
       assert.deepEqual(errors, []);
       assert.deepEqual(result, expected);
+      // The package's folder first, from its cache folder: one request, no HTML fallback.
+      assert.deepEqual(wasm, ["200 /node_modules/superset-job-guard/pkg/superset_job_guard_bg.wasm"]);
       // It did pre-bundle the package into its cache folder: what the fix is for.
       const deps = await readdir(join(dir, cacheDir ?? "node_modules/.vite", "deps"));
       assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
