@@ -744,7 +744,25 @@ async function nextServer(dir, args, fn) {
 /** Loads the page: the server's HTML has the list with no guard; the browser makes the guard
  * and the recorded job shows. */
 async function nextPage(url) {
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  // Counts the BroadcastChannels the page opens (one per guard), and those still open.
+  await context.addInitScript(() => {
+    const Original = window.BroadcastChannel;
+    const count = { opened: 0, live: 0 };
+    window.channels = () => ({ ...count });
+    window.BroadcastChannel = class extends Original {
+      constructor(name) {
+        super(name);
+        count.opened += 1;
+        count.live += 1;
+      }
+      close() {
+        count.live -= 1;
+        super.close();
+      }
+    };
+  });
+  const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
@@ -754,7 +772,10 @@ async function nextPage(url) {
   assert.match(await response.text(), /<ul id="jobs" data-guard="no"><\/ul>/, "server-rendered, with no guard");
   await page.waitForSelector('#jobs[data-guard="yes"] li[data-status="pending"]', { timeout: 60_000 });
   assert.equal(await page.textContent("#jobs li"), "10a0bd9a-03c8-4737-9345-f4234ba86512");
-  await page.close();
+  // One guard made after init(), none dropped without free() (Next.js turns React's Strict Mode
+  // on for the App Router when next.config has no reactStrictMode: next dev mounts twice).
+  assert.deepEqual(await page.evaluate(() => window.channels()), { opened: 1, live: 1 });
+  await context.close();
   assert.deepEqual(errors, []);
 }
 
