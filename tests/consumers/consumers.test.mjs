@@ -674,7 +674,7 @@ test("server rendering: in Node the provider renders its children with no guard 
   await writeFile(join(src, "index.html"), `<!doctype html><body><div id="root">${html}</div><script type="module" src="./client.js"></script></body>`);
   const dir = join(OUT, "ssr");
   await viteBuild({ root: src, logLevel: "error", configFile: false, build: { outDir: dir, emptyOutDir: true, target: "es2022" } });
-  const { result, errors } = await serve(dir, async (url) => {
+  const load = () => serve(dir, async (url) => {
     const page = await browser.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
@@ -688,12 +688,27 @@ test("server rendering: in Node the provider renders its children with no guard 
     await page.close();
     return { result, errors };
   });
+  const { result, errors } = await load();
   assert.deepEqual(errors, []);
   assert.deepEqual(result, {
     first: { guard: false, jobs: 0, session: null },
     last: { guard: true, jobs: 1, session: "1" },
     errors: [],
   });
+  // Without the .wasm on the server, the provider's init() rejection reaches the app's error
+  // boundary: wasm_not_found, naming what was fetched.
+  const assets = join(dir, "assets");
+  for (const f of await readdir(assets)) if (f.endsWith(".wasm")) await rm(join(assets, f));
+  const missing = await load();
+  assert.equal(missing.result.failed.code, "wasm_not_found");
+  assert.equal(missing.result.failed.name, "GuardError");
+  assert.match(missing.result.failed.message, /\/assets\/superset_job_guard_bg-[^ ]+\.wasm \(404\); http:[^ ]+\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm \(404\)/);
+  assert.deepEqual(missing.result.first, { guard: false, jobs: 0, session: null });
+  // What the browser logged: the two 404s, and React's report of the error the boundary caught.
+  assert.equal(missing.errors.length, 3, missing.errors.join("\n"));
+  assert.match(missing.errors[0], /^404 .*\/assets\/superset_job_guard_bg-[^/]+\.wasm$/);
+  assert.match(missing.errors[1], /^404 .*\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm$/);
+  assert.match(missing.errors[2], /^GuardError: superset-job-guard could not load its WebAssembly module/);
 });
 
 // ---- Next.js (App Router), where embedded dashboards often live ----

@@ -2,7 +2,7 @@
 // hydrated in the browser: the provider has no guard on the server and until init() loads in
 // the browser (the app never awaits it), then makes it. Plain createElement, so that Node runs
 // it as it is.
-import { createElement as h, useEffect } from "react";
+import { Component, createElement as h, useEffect } from "react";
 import { JobGuardProvider, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
 
 export const JOB = "10a0bd9a-03c8-4737-9345-f4234ba86512";
@@ -28,6 +28,23 @@ function Jobs() {
   );
 }
 
+// The app's error boundary: where a rejected init() shows.
+class Boundary extends Component {
+  state = { error: null };
+  static getDerivedStateFromError(error) {
+    return { error };
+  }
+  render() {
+    const { error } = this.state;
+    if (!error) return this.props.children;
+    return h("p", { id: "failed", "data-code": error.code ?? "", "data-name": error.name }, error.message);
+  }
+}
+
 export function App() {
-  return h(JobGuardProvider, { options: { namespace: "ssr-check" }, follow: false }, h("main", null, h("h1", null, "Jobs"), h(Jobs)));
+  return h(
+    Boundary,
+    null,
+    h(JobGuardProvider, { options: { namespace: "ssr-check" }, follow: false }, h("main", null, h("h1", null, "Jobs"), h(Jobs))),
+  );
 }

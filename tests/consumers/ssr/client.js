@@ -8,8 +8,14 @@ hydrateRoot(document.getElementById("root"), h(App), {
   onRecoverableError: (e) => errors.push(String(e?.message ?? e)),
 });
 const done = () => document.querySelector(`#jobs li`)?.textContent === JOB;
+const failed = () => document.getElementById("failed");
 const wait = setInterval(() => {
-  if (!done()) return;
-  clearInterval(wait);
-  document.body.dataset.result = JSON.stringify({ first: seen[0], last: seen.at(-1), errors });
+  if (failed()) {
+    clearInterval(wait);
+    const { code, name } = failed().dataset;
+    document.body.dataset.result = JSON.stringify({ failed: { code, name, message: failed().textContent }, first: seen[0] });
+  } else if (done()) {
+    clearInterval(wait);
+    document.body.dataset.result = JSON.stringify({ first: seen[0], last: seen.at(-1), errors });
+  }
 }, 20);
