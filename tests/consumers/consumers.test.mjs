@@ -673,7 +673,15 @@ test("server rendering: in Node the provider renders its children with no guard 
   assert.match(html, /<main><h1>Jobs<\/h1><ul id="jobs" data-guard="no"><\/ul><\/main>/);
   await writeFile(join(src, "index.html"), `<!doctype html><body><div id="root">${html}</div><script type="module" src="./client.js"></script></body>`);
   const dir = join(OUT, "ssr");
-  await viteBuild({ root: src, logLevel: "error", configFile: false, build: { outDir: dir, emptyOutDir: true, target: "es2022" } });
+  // React's production build, whatever NODE_ENV an earlier build in this process left set.
+  await viteBuild({
+    root: src,
+    logLevel: "error",
+    configFile: false,
+    mode: "production",
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
+    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
+  });
   const load = () => serve(dir, async (url) => {
     const page = await browser.newPage();
     const errors = [];
@@ -708,7 +716,7 @@ test("server rendering: in Node the provider renders its children with no guard 
   assert.equal(missing.errors.length, 3, missing.errors.join("\n"));
   assert.match(missing.errors[0], /^404 .*\/assets\/superset_job_guard_bg-[^/]+\.wasm$/);
   assert.match(missing.errors[1], /^404 .*\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm$/);
-  assert.match(missing.errors[2], /^GuardError: superset-job-guard could not load its WebAssembly module/);
+  assert.match(missing.errors[2], /GuardError: superset-job-guard could not load its WebAssembly module/);
 });
 
 // ---- Next.js (App Router), where embedded dashboards often live ----
