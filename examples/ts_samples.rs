@@ -230,9 +230,17 @@ mod native {
             GuardError::Internal(String::new()),
             GuardError::Freed,
         ];
+        // With the codes js/index.js throws before the module is loaded (`not_initialized`) or
+        // when init() cannot load it (`wasm_not_found`, `wasm_blocked`):
+        // tests/package/before-init.test.mjs and tests/consumers/ see each of them thrown.
+        let loader = ["not_initialized", "wasm_not_found", "wasm_blocked"];
         s.names(
             "GuardErrorCode",
-            &codes.iter().map(|e| e.code()).collect::<Vec<_>>(),
+            &codes
+                .iter()
+                .map(|e| e.code())
+                .chain(loader)
+                .collect::<Vec<_>>(),
         )?;
         Ok(())
     }

@@ -14,17 +14,34 @@ export interface JobGuardProviderProps {
    * once).
    */
   follow?: boolean | FollowOptions;
+  /**
+   * React 16.8 and 17 only (React 18 and later have their own, which is used): the shim of the
+   * `use-sync-external-store` package, which the app installs:
+   * `import { useSyncExternalStore } from "use-sync-external-store/shim"`. Read once.
+   */
+  useSyncExternalStore?: <T>(
+    subscribe: (onStoreChange: () => void) => () => void,
+    getSnapshot: () => T,
+    getServerSnapshot?: () => T,
+  ) => T;
   children?: ReactNode;
 }
 
 /**
- * One guard for the app. Call the package's `init()` before rendering it. (A `ReactElement`:
- * what every React's types, 16.8 to 19, accept from a JSX component.)
+ * One guard for the app. Await the package's `init()` before rendering it to have the guard
+ * from the first render; otherwise (and while a server-rendered page hydrates) it renders its
+ * children without a guard, loads the module itself and makes the guard then. On a server it
+ * makes none: no fetch, no storage. (A `ReactElement`: what every React's types, 16.8 to 19,
+ * accept from a JSX component.)
  */
 export function JobGuardProvider(props: JobGuardProviderProps): ReactElement;
 
-/** The provider's guard; throws outside a `JobGuardProvider`. */
-export function useJobGuard(): JobGuard;
+/**
+ * The provider's guard; `null` while the provider has none yet: during a server render, and in
+ * the browser until `init()` has loaded the module (an app that awaits `init()` before its first
+ * render has it from the start). Throws outside a `JobGuardProvider`.
+ */
+export function useJobGuard(): JobGuard | null;
 
 /** The stored session, re-rendering on every change (this tab's and other tabs'). */
 export function useSession(): SessionInfo | null;

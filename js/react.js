@@ -1,18 +1,40 @@
 // superset-job-guard/react: the guard in a React app (React 16.8 to 19).
 //
 // One guard for the app (JobGuardProvider), its session and records as external stores
-// (useSyncExternalStore through use-sync-external-store/shim, which is React's own hook from
-// React 18 on: a snapshot stays the same object until the guard announces a change, this tab's
-// or another tab's), and cancels with their pending state and outcome. The last outcome of each
+// (React's own useSyncExternalStore from React 18 on; on React 16.8 and 17 the app installs
+// use-sync-external-store and hands its shim to the provider, so this entry imports nothing but
+// React and a plain app installs no React: a snapshot stays the same object until the guard
+// announces a change, this tab's or another tab's), and cancels with their pending state and
+// outcome. The last outcome of each
 // job's cancel is kept with the guard, not the component, so it outlives the row that showed
 // the job (a `not_job_owner`, `left` or `already_finished` removes the record, and so the row),
 // until the app dismisses it or the session ends.
 // Plain JS (React.createElement): no JSX build step for the package.
-import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState } from "react";
-import { useSyncExternalStore } from "use-sync-external-store/shim";
-import { JobGuard } from "superset-job-guard";
+import * as React from "react";
+import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import init, { JobGuard, isGuardError } from "superset-job-guard";
 
-const GuardContext = createContext(null);
+// The provider's guard; `null` while it has none yet (a server render, or in the browser until
+// init() has loaded the module); `undefined` outside any provider.
+const GuardContext = createContext(undefined);
+// How the provider's hooks read: `use`, the useSyncExternalStore they call (React's own, or
+// the shim the app passed), and `ownGuard`, whether the provider makes its guard itself (then a
+// server rendered it with none, and hydration reads the empty values the server rendered).
+const StoreHookContext = createContext(null);
+
+/** React's own useSyncExternalStore (React 18 and later), else the one the app passed, else
+ * an Error that says what to install. */
+function storeHook(given) {
+  const own = React.useSyncExternalStore;
+  if (typeof own === "function") return own;
+  if (typeof given === "function") return given;
+  throw new Error(
+    `superset-job-guard/react: React ${React.version} has no useSyncExternalStore (React 18 and later have it). ` +
+      "On React 16.8 or 17, npm install use-sync-external-store and pass its shim: " +
+      'import { useSyncExternalStore } from "use-sync-external-store/shim"; ' +
+      "<JobGuardProvider useSyncExternalStore={useSyncExternalStore} …>",
+  );
+}
 const freed = new WeakSet();
 
 // The guards providers made: how many mounted providers hold each, and its pending free.
@@ -35,10 +57,29 @@ function makeGuard(options) {
   return guard;
 }
 
+/** A guard now, or `null` while the module is not loaded (the GuardError `not_initialized`). */
+function guardIfLoaded(options) {
+  try {
+    return makeGuard(options);
+  } catch (e) {
+    if (isGuardError(e) && e.code === "not_initialized") return null;
+    throw e;
+  }
+}
+
+// A server render (Next.js's, renderToString in Node): no window. There the provider makes no
+// guard, so nothing is fetched and no storage is read; its children render with no records.
+const onServer = () => typeof window === "undefined";
+
 /**
- * Makes one guard for the app from `options` (read once) and frees it on unmount. Call the
- * package's `init()` before rendering it. A `guard`
+ * Makes one guard for the app from `options` (read once) and frees it on unmount. A `guard`
  * made by the app may be passed instead; the app frees that one.
+ *
+ * Where the module is not loaded yet (the app did not await the package's `init()` before its
+ * first render, or the page was rendered on a server and is hydrating), it renders its children
+ * without a guard (no records, `useJobGuard()` is `null`), calls `init()` in an effect and makes
+ * the guard once that resolves; a rejected `init()` is thrown to the app's error boundary. On a
+ * server it makes no guard at all: it never fetches, never reads storage, never throws for it.
  *
  * While mounted it keeps the session's records current from Superset's event stream
  * (`guard.follow()`, one poller for all the tabs of the browser), so `useJobs()` rows move from
@@ -50,14 +91,44 @@ function makeGuard(options) {
  * Providers that share a guard (the same options object, rendered together) free it with the
  * last one.
  */
-export function JobGuardProvider({ options, guard: given, follow = true, children }) {
-  const [own] = useState(() => (given ? null : makeGuard(options)));
+export function JobGuardProvider({ options, guard: given, follow = true, useSyncExternalStore, children }) {
+  // Before any guard is made: without a useSyncExternalStore this throws, and nothing leaks.
+  const [subscribeWith] = useState(() => storeHook(useSyncExternalStore));
+  const ownGuard = !given;
+  const reading = useMemo(() => ({ use: subscribeWith, ownGuard }), [subscribeWith, ownGuard]);
+  const [madeFrom] = useState(() => options);
+  const [own, setOwn] = useState(() => (given || onServer() ? null : guardIfLoaded(options)));
+  const [failed, setFailed] = useState(null);
+  if (failed) throw failed;
+  // No guard yet, in the browser: load the module, then make it (effects never run on a
+  // server). StrictMode's second run gets the same init() promise; only the current run makes
+  // the guard.
+  useEffect(() => {
+    if (given || own) return undefined;
+    let current = true;
+    init().then(
+      () => {
+        if (!current) return;
+        try {
+          setOwn(makeGuard(madeFrom));
+        } catch (e) {
+          setFailed(e);
+        }
+      },
+      (e) => {
+        if (current) setFailed(e);
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [given, own, madeFrom]);
   // follow(): on unless `follow={false}`; its options are read once, as `options` are.
   const [followOptions] = useState(() => (follow === true ? undefined : follow));
   const following = follow !== false && follow != null;
   const guard = given ?? own;
   useEffect(() => {
-    if (!following || freed.has(guard)) return undefined;
+    if (!guard || !following || freed.has(guard)) return undefined;
     const stop = guard.follow(followOptions);
     return () => stop();
   }, [guard, following, followOptions]);
@@ -80,13 +151,17 @@ export function JobGuardProvider({ options, guard: given, follow = true, childre
       );
     };
   }, [own]);
-  return createElement(GuardContext.Provider, { value: guard }, children);
+  return createElement(
+    StoreHookContext.Provider,
+    { value: reading },
+    createElement(GuardContext.Provider, { value: guard }, children),
+  );
 }
 
-/** The provider's guard. */
+/** The provider's guard; `null` while it has none (a server render, or until init() loads). */
 export function useJobGuard() {
   const guard = useContext(GuardContext);
-  if (!guard) throw new Error("useJobGuard: no JobGuardProvider above this component");
+  if (guard === undefined) throw new Error("useJobGuard: no JobGuardProvider above this component");
   return guard;
 }
 
@@ -95,6 +170,10 @@ export function useJobGuard() {
 // each job (a new Map whenever it changes; emptied when the session ends).
 const stores = new WeakMap();
 const NO_OUTCOMES = new Map();
+const NO_PENDING = new Set();
+const noOutcomes = () => NO_OUTCOMES;
+const noPending = () => NO_PENDING;
+const nothing = () => {};
 
 function storeOf(guard) {
   let store = stores.get(guard);
@@ -170,15 +249,23 @@ function storeOf(guard) {
 
 function useStore() {
   const guard = useJobGuard();
-  const store = storeOf(guard);
-  const subscribe = useCallback((l) => store.subscribe(l), [store]);
-  return { guard, store, subscribe };
+  // The provider's choice, the same function for its whole life (so the hooks it calls are
+  // called in the same order on every render).
+  const { use: useSyncExternalStore, ownGuard } = useContext(StoreHookContext);
+  // No guard yet: nothing to subscribe to, every reading empty (until the guard comes).
+  const store = guard ? storeOf(guard) : null;
+  const subscribe = useCallback((l) => (store ? store.subscribe(l) : nothing), [store]);
+  return { guard, store, subscribe, useSyncExternalStore, ownGuard };
 }
 
+// A reading's value in a server render and while a server-rendered page hydrates: for the
+// provider's own guard, the empty one (a server makes none, so that is what its HTML shows, and
+// hydration matches), then the guard's; for a guard the app passed, the guard's.
 function useGuardValue(key, compute, empty) {
-  const { guard, store, subscribe } = useStore();
-  const snapshot = useCallback(() => store.read(key, () => compute(guard), empty), [store, guard, key]);
-  return useSyncExternalStore(subscribe, snapshot, snapshot);
+  const { guard, store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const snapshot = useCallback(() => (store ? store.read(key, () => compute(guard), empty) : empty), [store, guard, key]);
+  const server = useCallback(() => (ownGuard ? empty : snapshot()), [ownGuard, snapshot, empty]);
+  return useSyncExternalStore(subscribe, snapshot, server);
 }
 
 const NO_JOBS = Object.freeze([]);
@@ -199,9 +286,10 @@ export function useJobs() {
  * (`dismiss(jobId)`, or `dismiss()` for all) or until the session ends.
  */
 export function useCancelOutcomes() {
-  const { store, subscribe } = useStore();
-  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
-  return { outcomes, dismiss: store.dismiss };
+  const { store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const outcomesNow = store ? store.outcomes : noOutcomes;
+  const outcomes = useSyncExternalStore(subscribe, outcomesNow, ownGuard ? noOutcomes : outcomesNow);
+  return { outcomes, dismiss: store ? store.dismiss : nothing };
 }
 
 /**
@@ -215,12 +303,15 @@ export function useCancelOutcomes() {
  * another).
  */
 export function useCancel(jobId) {
-  const { guard, store, subscribe } = useStore();
-  const outcomes = useSyncExternalStore(subscribe, store.outcomes, store.outcomes);
-  const pending = useSyncExternalStore(subscribe, store.pending, store.pending);
+  const { guard, store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const outcomesNow = store ? store.outcomes : noOutcomes;
+  const pendingNow = store ? store.pending : noPending;
+  const outcomes = useSyncExternalStore(subscribe, outcomesNow, ownGuard ? noOutcomes : outcomesNow);
+  const pending = useSyncExternalStore(subscribe, pendingNow, ownGuard ? noPending : pendingNow);
   const mine = useRef(new Set()); // the controllers of the cancels this component started
 
   useEffect(() => {
+    if (!store) return undefined;
     const started = mine.current;
     const off = store.subscribe(() => {
       // A logout ends the cancels at once. (Another user signing in ends them in the guard.)
@@ -233,6 +324,8 @@ export function useCancel(jobId) {
   }, [guard, store]);
 
   const cancel = useCallback(() => {
+    // No guard yet: no session is known, nothing is sent.
+    if (!store) return Promise.resolve(notLoaded(jobId));
     const current = store.running.get(jobId);
     if (current) return current;
     const controller = new AbortController();
@@ -247,6 +340,19 @@ export function useCancel(jobId) {
     return promise;
   }, [guard, store, jobId]);
 
-  const dismiss = useCallback(() => store.dismiss(jobId), [store, jobId]);
+  const dismiss = useCallback(() => store?.dismiss(jobId), [store, jobId]);
   return { cancel, pending: pending.has(jobId), outcome: outcomes.get(jobId) ?? null, dismiss };
+}
+
+/** What `cancel()` answers before the provider has its guard: refused, nothing sent. */
+function notLoaded(jobId) {
+  return {
+    outcome: "refused",
+    reason: "no_session",
+    jobId: String(jobId),
+    message: "No session: the guard is not loaded yet (init() has not resolved)",
+    retryable: false,
+    httpStatus: null,
+    attempts: 0,
+  };
 }

@@ -5,7 +5,8 @@ use wasm_bindgen::JsValue;
 use crate::core::error::GuardError;
 
 // The JS shape of the errors `From<GuardError> for JsValue` builds. `GuardErrorCode` lists
-// `GuardError::code()`'s names: tests/package/types-agree.test.mjs checks each of them.
+// `GuardError::code()`'s names, and the three the package's entry (js/index.js) throws before
+// the module is loaded: tests/package/types-agree.test.mjs checks each of them.
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
 const GUARD_ERROR_TS: &'static str = r#"
 /** The `code` of an error thrown by the guard. */
@@ -16,7 +17,10 @@ export type GuardErrorCode =
   | "no_session"
   | "not_job_owner"
   | "internal"
-  | "freed";
+  | "freed"
+  | "not_initialized"
+  | "wasm_not_found"
+  | "wasm_blocked";
 
 /** Every error the guard throws is an `Error` of this shape. */
 export interface GuardError extends Error {

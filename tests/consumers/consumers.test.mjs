@@ -8,9 +8,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile, copyFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 import * as esbuild from "esbuild";
 import webpack from "webpack";
@@ -18,6 +19,7 @@ import WebpackDevServer from "webpack-dev-server";
 import { build as viteBuild, createServer as createViteServer } from "vite";
 
 import { launch } from "../e2e/browser.mjs";
+import { firefoxDataset } from "./firefox.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -48,8 +50,9 @@ after(async () => {
 });
 
 /** Serves `dir` on a free loopback port while `fn` runs; with `api` (the reference server's
- * app), its routes answer `/api/`, `/login` and `/logout` on the same origin. */
-async function serve(dir, fn, api) {
+ * app), its routes answer `/api/`, `/login` and `/logout` on the same origin; `headers` are
+ * added to every file's answer. */
+async function serve(dir, fn, api, headers = {}) {
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, "http://127.0.0.1").pathname;
     if (api && (path.startsWith("/api/") || path === "/login" || path === "/logout")) return api.handle(req, res);
@@ -57,7 +60,7 @@ async function serve(dir, fn, api) {
     if (!file.startsWith(dir + sep)) return res.writeHead(404).end();
     try {
       const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", ...headers }).end(body);
     } catch {
       res.writeHead(404).end();
     }
@@ -116,9 +119,122 @@ for (const [name, extra] of [
   });
 }
 
-/** Opens `url` in Chromium and reads the result app.js leaves on the page. */
-async function resultAt(url) {
+// ---- before init(), and under Superset's Content-Security-Policy ----
+
+// Superset 6.1.0's default TALISMAN_CONFIG as Flask-Talisman sends it (a nonce per request in
+// script-src; shared/superset-frontend-notes.md), with `script` as its script-src.
+const talisman = (script) =>
+  [
+    "base-uri 'self'",
+    "default-src 'self'",
+    "img-src 'self' blob: data: https://apachesuperset.gateway.scarf.sh https://static.scarf.sh/",
+    "worker-src 'self' blob:",
+    "connect-src 'self' https://api.mapbox.com https://events.mapbox.com",
+    "object-src 'none'",
+    "style-src 'self' 'unsafe-inline'",
+    `script-src ${script}`,
+  ].join("; ");
+
+const NONCE = "r4nd0mN0nce";
+
+/** tests/consumers/guarded.js bundled by webpack 5 with its defaults, its page's script tag
+ * carrying the nonce, as Superset's templates write it. */
+async function guardedBundle() {
+  const dir = join(OUT, "webpack-guarded");
+  await rm(dir, { recursive: true, force: true });
+  const stats = await new Promise((resolve, reject) =>
+    webpack(webpackConfig(dir, { entry: "./guarded.js" }), (err, s) => (err ? reject(err) : resolve(s))),
+  );
+  assert.equal(stats.hasErrors(), false, stats.toString("errors-only"));
+  await writeFile(join(dir, "index.html"), `<!doctype html><body><script nonce="${NONCE}" src="main.js"></script></body>`);
+  return dir;
+}
+
+/** Opens `dir` served with `headers` and reads what guarded.js leaves on the page. */
+async function guardedResult(dir, headers) {
+  return serve(
+    dir,
+    async (url) => {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(url);
+      await page.waitForSelector("body[data-result]", { state: "attached", timeout: 15_000 });
+      const result = JSON.parse(await page.getAttribute("body", "data-result"));
+      await page.close();
+      return { result, errors };
+    },
+    undefined,
+    headers,
+  );
+}
+
+const flowed = {
+  beforeInit: "not_initialized",
+  classifyBeforeInit: "not_initialized",
+  init: "loaded",
+  jobs: ["10a0bd9a-03c8-4737-9345-f4234ba86512"],
+  classify: "not_job_owner",
+};
+
+test("before init() every export throws not_initialized; under Superset's default CSP init() rejects wasm_blocked; with 'wasm-unsafe-eval' it all works (webpack 5, Chromium)", async () => {
+  const dir = await guardedBundle();
+
+  const plain = await guardedResult(dir, {});
+  assert.deepEqual(plain.errors, []);
+  assert.match(plain.result.beforeInitMessage, /new JobGuard\(\) was called before .*await init\(\)/);
+  delete plain.result.beforeInitMessage;
+  assert.deepEqual(plain.result, flowed);
+
+  const blocked = await guardedResult(dir, {
+    "content-security-policy": talisman(`'self' 'strict-dynamic' 'nonce-${NONCE}'`),
+  });
+  assert.deepEqual(blocked.errors, []);
+  assert.equal(blocked.result.beforeInit, "not_initialized", "the page's script ran: its nonce matched");
+  assert.equal(blocked.result.init, "wasm_blocked", blocked.result.initMessage);
+  assert.match(blocked.result.initMessage, /'wasm-unsafe-eval'/);
+  assert.match(
+    blocked.result.initMessage,
+    /TALISMAN_CONFIG\["content_security_policy"\]\["script-src"\] = \["'self'", "'strict-dynamic'", "'wasm-unsafe-eval'"\]/,
+  );
+  assert.match(blocked.result.initMessage, /Content Security Policy/, "the browser's own words");
+
+  const allowed = await guardedResult(dir, {
+    "content-security-policy": talisman(`'self' 'strict-dynamic' 'nonce-${NONCE}' 'wasm-unsafe-eval'`),
+  });
+  assert.deepEqual(allowed.errors, []);
+  delete allowed.result.beforeInitMessage;
+  assert.deepEqual(allowed.result, flowed);
+});
+
+test("in Firefox ESR too: Superset's default CSP makes init() reject wasm_blocked; with 'wasm-unsafe-eval' it all works", async () => {
+  const dir = await guardedBundle();
+  for (const [script, init] of [
+    [`'self' 'strict-dynamic' 'nonce-${NONCE}'`, "wasm_blocked"],
+    [`'self' 'strict-dynamic' 'nonce-${NONCE}' 'wasm-unsafe-eval'`, "loaded"],
+  ]) {
+    const result = await serve(
+      dir,
+      async (url) => JSON.parse(await firefoxDataset(url, "result")),
+      undefined,
+      { "content-security-policy": talisman(script) },
+    );
+    assert.equal(result.beforeInit, "not_initialized");
+    assert.equal(result.init, init, result.initMessage);
+    if (init === "wasm_blocked") {
+      assert.match(result.initMessage, /'wasm-unsafe-eval'.*TALISMAN_CONFIG/);
+      assert.match(result.initMessage, /blocked by CSP/, "Firefox's own words");
+    } else {
+      assert.deepEqual(result.jobs, flowed.jobs);
+    }
+  }
+});
+
+/** Opens `url` in Chromium and reads the result app.js leaves on the page; `watch(page)` may
+ * add listeners first. */
+async function resultAt(url, watch = () => {}) {
   const page = await browser.newPage();
+  watch(page);
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   // wasm-bindgen's warning when the .wasm comes with the wrong MIME type, and failed requests
@@ -152,25 +268,73 @@ async function plainApp(name) {
   return dir;
 }
 
-test("Vite 7's dev server, with the app's default configuration (it pre-bundles the package)", async () => {
-  const dir = await plainApp("vite-dev-app");
+for (const [name, cacheDir] of [
+  ["the app's default configuration", undefined],
+  // Nx's Vite plugin sets one per project.
+  ["a cacheDir of its own (node_modules/.vite/apps/demo, as Nx sets)", "node_modules/.vite/apps/demo"],
+]) {
+  test(`Vite 7's dev server, with ${name} (it pre-bundles the package)`, async () => {
+    const dir = await plainApp(cacheDir ? "vite-dev-cachedir-app" : "vite-dev-app");
+    const server = await createViteServer({
+      root: dir,
+      logLevel: "error",
+      ...(cacheDir && { cacheDir }),
+      server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
+    });
+    await server.listen();
+    try {
+      const { port } = server.httpServer.address();
+      const wasm = [];
+      const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`, (p) =>
+        p.on("response", (r) => r.url().endsWith(".wasm") && wasm.push(`${r.status()} ${new URL(r.url()).pathname}`)),
+      );
+      assert.deepEqual(errors, []);
+      assert.deepEqual(result, expected);
+      // The package's folder first, from its cache folder: one request, no HTML fallback.
+      assert.deepEqual(wasm, ["200 /node_modules/superset-job-guard/pkg/superset_job_guard_bg.wasm"]);
+      // It did pre-bundle the package into its cache folder: what the fix is for.
+      const deps = await readdir(join(dir, cacheDir ?? "node_modules/.vite", "deps"));
+      assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test("Vite 7's dev server in a monorepo (its root in apps/demo, node_modules above it: the pre-bundled package and its .wasm come through /@fs/)", async () => {
+  const dir = await freshApp("vite-monorepo-app");
+  const root = join(dir, "apps", "demo");
+  await mkdir(root, { recursive: true });
+  await copyFile(join(HERE, "app.js"), join(root, "app.js"));
+  await writeFile(join(root, "index.html"), '<!doctype html><body><script type="module" src="./app.js"></script></body>');
   const server = await createViteServer({
-    root: dir,
+    root,
     logLevel: "error",
     server: { host: "127.0.0.1", port: 0, strictPort: false, hmr: false },
   });
   await server.listen();
+  const wasm = [];
   try {
     const { port } = server.httpServer.address();
-    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`);
+    const { result, errors } = await resultAt(`http://127.0.0.1:${port}/`, (p) =>
+      p.on("response", (r) => r.url().endsWith(".wasm") && wasm.push(`${r.status()} ${new URL(r.url()).pathname}`)),
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(result, expected);
-    // It did pre-bundle the package: what the fix is for.
+    // Vite's cache is the app's node_modules/.vite, outside its root: served under /@fs/.
     const deps = await readdir(join(dir, "node_modules", ".vite", "deps"));
     assert.ok(deps.some((f) => f.startsWith("superset-job-guard")), `${deps}`);
+    assert.deepEqual(wasm, [`200 /@fs${dir}/node_modules/superset-job-guard/pkg/superset_job_guard_bg.wasm`]);
   } finally {
     await server.close();
   }
+});
+
+test("npm install of the tarball in a plain app (no React) installs no React and nothing else", async () => {
+  const dir = await freshApp("plain-no-react-app");
+  const installed = (await readdir(join(dir, "node_modules"))).filter((f) => !f.startsWith("."));
+  assert.deepEqual(installed, ["superset-job-guard"]);
+  await assert.rejects(readFile(join(dir, "node_modules", "react", "package.json")), { code: "ENOENT" });
 });
 
 test("esbuild's serve, bundling with its defaults (it copies no .wasm: the page's node_modules/ has it)", async () => {
@@ -413,10 +577,39 @@ async function reactVersionApp(version, main, extra = {}) {
   return out;
 }
 
-test("a React 17 app installs the tarball with plain npm install; the hooks work, StrictMode included", async () => {
-  await reactFlow(await reactVersionApp(17, join(HERE, "react17", "main.jsx"), { "@types/react": "^17.0.0" }));
-  // Its types too: React 17's @types/react takes the provider as a JSX component.
+test("a React 17 app installs the tarball and use-sync-external-store with plain npm install; the hooks work, StrictMode included", async () => {
+  await reactFlow(
+    await reactVersionApp(17, join(HERE, "react17", "main.jsx"), {
+      "@types/react": "^17.0.0",
+      "use-sync-external-store": "^1.2.0",
+    }),
+  );
   const dir = join(OUT, "react-17-app");
+  // Without the shim, the provider says what to install (React 17 has no useSyncExternalStore),
+  // before it makes a guard.
+  const script = `
+    const touched = [];
+    globalThis.fetch = (url) => { touched.push("fetch " + url); return new Promise(() => {}); };
+    globalThis.localStorage = new Proxy({}, { get: (_, key) => { touched.push("localStorage." + String(key)); } });
+    const React = require("react");
+    const { renderToString } = require("react-dom/server");
+    const { JobGuardProvider } = require("superset-job-guard/react");
+    try {
+      renderToString(React.createElement(JobGuardProvider, { options: { storage: "memory" } }, "x"));
+      console.log("rendered");
+    } catch (e) {
+      console.log(e.message);
+    }
+    console.log(renderToString(React.createElement(JobGuardProvider, {
+      options: { storage: "memory" },
+      follow: false,
+      useSyncExternalStore: require("use-sync-external-store/shim").useSyncExternalStore,
+    }, "child")));
+    console.log(JSON.stringify(touched));`;
+  const said = execFileSync(process.execPath, ["-e", script], { cwd: dir, encoding: "utf8" });
+  assert.match(said, /^superset-job-guard\/react: React 17\.[0-9.]+ has no useSyncExternalStore .*npm install use-sync-external-store .*useSyncExternalStore=\{useSyncExternalStore\}/);
+  assert.match(said, /\nchild\n\[\]\n$/, "with the shim it renders its children: no guard on a server, no fetch, no storage");
+  // Its types too: React 17's @types/react takes the provider as a JSX component.
   await copyFile(join(ROOT, "tests", "types", "react.tsx"), join(dir, "react.tsx"));
   const compilerOptions = { target: "es2020", module: "esnext", moduleResolution: "node", strict: true, noEmit: true, skipLibCheck: false, jsx: "react-jsx", types: [] };
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["react.tsx"] }));
@@ -450,6 +643,184 @@ test("React's useCancel follows its current jobId while a cancel of the previous
     firstOutcome: "aborted",
     calls: ["/api/v1/async_event/job-a/cancel", "/api/v1/async_event/job-b/cancel"],
   });
+});
+
+test("server rendering: in Node the provider renders its children with no guard (no fetch, no storage, no throw); the browser hydrates that HTML, loads the module and makes the guard", async () => {
+  const src = join(HERE, ".ssr-app");
+  await rm(src, { recursive: true, force: true });
+  await mkdir(src, { recursive: true });
+  for (const file of ["app.js", "client.js"]) await copyFile(join(HERE, "ssr", file), join(src, file));
+  // The server's half, in this process, with fetch and localStorage watched.
+  const touched = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (...args) => {
+    touched.push(`fetch ${args[0]}`);
+    return realFetch(...args);
+  };
+  globalThis.localStorage = new Proxy({}, { get: (_, key) => touched.push(`localStorage.${String(key)}`) && undefined });
+  let html;
+  try {
+    const { renderToString } = await import("react-dom/server");
+    const { createElement } = await import("react");
+    const { App, seen } = await import(pathToFileURL(join(src, "app.js")).href);
+    html = renderToString(createElement(App));
+    assert.deepEqual(seen, [{ guard: false, jobs: 0, session: null }]);
+  } finally {
+    globalThis.fetch = realFetch;
+    delete globalThis.localStorage;
+  }
+  assert.deepEqual(touched, []);
+  assert.match(html, /<main><h1>Jobs<\/h1><ul id="jobs" data-guard="no"><\/ul><\/main>/);
+  await writeFile(join(src, "index.html"), `<!doctype html><body><div id="root">${html}</div><script type="module" src="./client.js"></script></body>`);
+  const dir = join(OUT, "ssr");
+  // React's production build, whatever NODE_ENV an earlier build in this process left set.
+  await viteBuild({
+    root: src,
+    logLevel: "error",
+    configFile: false,
+    mode: "production",
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
+    build: { outDir: dir, emptyOutDir: true, target: "es2022" },
+  });
+  const load = () => serve(dir, async (url) => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    // React's hydration warnings are console errors; failed requests are counted by their
+    // answers (but the browser's own favicon probe).
+    page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+    page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+    await page.goto(url);
+    await page.waitForSelector("body[data-result]", { state: "attached", timeout: 15_000 });
+    const result = JSON.parse(await page.getAttribute("body", "data-result"));
+    await page.close();
+    return { result, errors };
+  });
+  const { result, errors } = await load();
+  assert.deepEqual(errors, []);
+  assert.deepEqual(result, {
+    first: { guard: false, jobs: 0, session: null },
+    last: { guard: true, jobs: 1, session: "1" },
+    errors: [],
+  });
+  // Without the .wasm on the server, the provider's init() rejection reaches the app's error
+  // boundary: wasm_not_found, naming what was fetched.
+  const assets = join(dir, "assets");
+  for (const f of await readdir(assets)) if (f.endsWith(".wasm")) await rm(join(assets, f));
+  const missing = await load();
+  assert.equal(missing.result.failed.code, "wasm_not_found");
+  assert.equal(missing.result.failed.name, "GuardError");
+  assert.match(missing.result.failed.message, /\/assets\/superset_job_guard_bg-[^ ]+\.wasm \(404\); http:[^ ]+\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm \(404\)/);
+  assert.deepEqual(missing.result.first, { guard: false, jobs: 0, session: null });
+  // What the browser logged: the two 404s, and React's report of the error the boundary caught.
+  assert.equal(missing.errors.length, 3, missing.errors.join("\n"));
+  assert.match(missing.errors[0], /^404 .*\/assets\/superset_job_guard_bg-[^/]+\.wasm$/);
+  assert.match(missing.errors[1], /^404 .*\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm$/);
+  assert.match(missing.errors[2], /GuardError: superset-job-guard could not load its WebAssembly module/);
+});
+
+// ---- Next.js (App Router), where embedded dashboards often live ----
+
+// create-next-app's own version: it installs the Next.js it was released with.
+const CREATE_NEXT_APP = "16.4.3";
+
+/** The environment a user's shell gives Next.js: without the NODE_ENV that bundlers run in
+ * this process set (Next.js then mixes React's builds), no telemetry. */
+function nextEnv() {
+  const { NODE_ENV, ...env } = process.env;
+  return { ...env, CI: "1", NEXT_TELEMETRY_DISABLED: "1" };
+}
+
+/** Runs `next <args>` in `dir` until it prints that it is ready, then `fn(url)`; stops it. */
+async function nextServer(dir, args, fn) {
+  const { spawn } = await import("node:child_process");
+  const port = await new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+  const child = spawn(join(dir, "node_modules", ".bin", "next"), [...args, "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: dir,
+    env: nextEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/Ready in/.test(output)) {
+      if (Date.now() > deadline || child.exitCode !== null) assert.fail(`next ${args.join(" ")} did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return await fn(`http://127.0.0.1:${port}/`);
+  } catch (e) {
+    e.message += `\n--- next ${args.join(" ")} said:\n${output.slice(-3000)}`;
+    throw e;
+  } finally {
+    process.kill(-child.pid);
+  }
+}
+
+/** Loads the page: the server's HTML has the list with no guard; the browser makes the guard
+ * and the recorded job shows. */
+async function nextPage(url) {
+  const context = await browser.newContext();
+  // Counts the BroadcastChannels the page opens (one per guard), and those still open.
+  await context.addInitScript(() => {
+    const Original = window.BroadcastChannel;
+    const count = { opened: 0, live: 0 };
+    window.channels = () => ({ ...count });
+    window.BroadcastChannel = class extends Original {
+      constructor(name) {
+        super(name);
+        count.opened += 1;
+        count.live += 1;
+      }
+      close() {
+        count.live -= 1;
+        super.close();
+      }
+    };
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+  page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+  const response = await page.goto(url);
+  assert.equal(response.status(), 200);
+  assert.match(await response.text(), /<ul id="jobs" data-guard="no"><\/ul>/, "server-rendered, with no guard");
+  await page.waitForSelector('#jobs[data-guard="yes"] li[data-status="pending"]', { timeout: 60_000 });
+  assert.equal(await page.textContent("#jobs li"), "10a0bd9a-03c8-4737-9345-f4234ba86512");
+  // One guard made after init(), none dropped without free() (Next.js turns React's Strict Mode
+  // on for the App Router when next.config has no reactStrictMode: next dev mounts twice).
+  assert.deepEqual(await page.evaluate(() => window.channels()), { opened: 1, live: 1 });
+  await context.close();
+  assert.deepEqual(errors, []);
+}
+
+test(`Next.js (create-next-app ${CREATE_NEXT_APP}'s defaults, App Router): next dev, and next build && next start, render the provider on the server and load the guard in the browser`, async () => {
+  // Outside this repository, as an app is (inside it, Next.js takes the repository's lockfile
+  // for its workspace root).
+  const parent = await mkdtemp(join(tmpdir(), "sjg-next-"));
+  const dir = join(parent, "next-app");
+  const env = nextEnv();
+  execFileSync("npx", ["--yes", `create-next-app@${CREATE_NEXT_APP}`, "next-app", "--yes", "--use-npm", "--disable-git"], { cwd: parent, env, stdio: "pipe" });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: dir, env, stdio: "pipe" });
+  // The README's pattern (Jobs.tsx, a client component) on the app's page; the layout without
+  // next/font/google (its fonts download from Google at build time).
+  for (const file of ["Jobs.tsx", "page.tsx", "layout.tsx"]) await copyFile(join(HERE, "next", file), join(dir, "app", file));
+  await nextServer(dir, ["dev"], nextPage);
+  try {
+    execFileSync(join(dir, "node_modules", ".bin", "next"), ["build"], { cwd: dir, env, stdio: "pipe", encoding: "utf8" });
+  } catch (e) {
+    assert.fail(`next build failed:\n${e.stdout}${e.stderr}`);
+  }
+  await nextServer(dir, ["start"], nextPage);
+  await rm(parent, { recursive: true, force: true });
 });
 
 // ---- Jest, as Superset's frontend tests run (jsdom) ----
@@ -536,9 +907,17 @@ test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; 
   assert.match(await readFile(join(installed, "CHANGELOG.md"), "utf8"), /^# Changelog\n\n## 0\.1\.0/);
   const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
   assert.equal(manifest.license, "Apache-2.0");
-  // React 16.8 to 19 (React 17 apps must install it), through use-sync-external-store's shim.
-  assert.deepEqual(manifest.peerDependencies, { react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0" });
-  assert.deepEqual(manifest.dependencies, { "use-sync-external-store": "^1.2.0" });
+  // React 16.8 to 19, both optional peers: React's own useSyncExternalStore from 18 on, the
+  // shim of use-sync-external-store (installed by the app) on 16.8 and 17; no dependency.
+  assert.deepEqual(manifest.peerDependencies, {
+    react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0",
+    "use-sync-external-store": "^1.2.0",
+  });
+  assert.deepEqual(manifest.peerDependenciesMeta, {
+    react: { optional: true },
+    "use-sync-external-store": { optional: true },
+  });
+  assert.equal(manifest.dependencies, undefined);
   assert.equal(manifest.exports["./react"].default, "./js/react.js");
   for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
 });

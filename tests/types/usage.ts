@@ -5,13 +5,46 @@ import init, {
   classifyCancelResponse,
   isGuardError,
   type AsyncEvent,
+  type AsyncJobError,
+  type AsyncJobRecord,
   type CancelCheck,
+  type CancelClassification,
+  type CancelOptions,
   type CancelOutcome,
+  type CancelOutcomeKind,
+  type CancelRefusalReason,
+  type ChannelId,
+  type Contract,
+  type FollowOptions,
+  type GuardChange,
+  type GuardChangeSource,
+  type GuardChangeType,
+  type GuardError,
+  type GuardErrorCode,
+  type GuardOptions,
+  type GuardStats,
+  type GuestKey,
+  type JobId,
   type JobMetadata,
   type JobRecord,
+  type JobStatus,
+  type PurgeResult,
+  type RefusalReason,
+  type Removed,
+  type RetryOptions,
   type SessionInfo,
+  type SessionInput,
+  type StorageKind,
+  type StorageMode,
+  type StorageStatus,
+  type TabId,
+  type TaskId,
   type TaskRecord,
+  type TaskStatus,
+  type TaskStatusChanges,
+  type TaskStatusMessage,
   type TaskSubmission,
+  type UserId,
 } from "superset-job-guard";
 
 export async function dashboard(created: JobMetadata, event: AsyncEvent): Promise<string> {
@@ -49,7 +82,8 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   } catch (e) {
     if (isGuardError(e)) {
       const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
-        | "not_job_owner" | "internal" | "freed" = e.code;
+        | "not_job_owner" | "internal" | "freed" | "not_initialized" | "wasm_not_found"
+        | "wasm_blocked" = e.code;
       text += code + e.message;
     }
   }
@@ -155,4 +189,67 @@ export async function tasks(body: TaskSubmission): Promise<string> {
   // @ts-expect-error a 202 body names task_ids or async_job
   guard.recordTasks({ job_id: "x" });
   return text;
+}
+
+// Every type an app passes in or gets back, by its exported name (the README names them where
+// each call is shown).
+export async function named(
+  body202: JobMetadata,
+  event: AsyncEvent,
+  taskBody: TaskSubmission,
+  message: TaskStatusMessage,
+  changes: TaskStatusChanges,
+): Promise<string> {
+  const retry: RetryOptions = { attempts: 3, baseDelayMs: 200, maxDelayMs: 5000 };
+  const contract: Contract = "task";
+  const options: GuardOptions = { namespace: "app", contract, tabId: "tab-1", retry };
+  const guard = new JobGuard(options);
+  const sessionInput: SessionInput = { userId: 1, channelId: "chan" };
+  const purged: PurgeResult = guard.login(sessionInput);
+  const record: AsyncJobRecord = guard.recordJob(body202);
+  const errors: AsyncJobError[] = record.errors;
+  const status: JobStatus = record.status;
+  const ids: [JobId, ChannelId, UserId | null] = [record.job_id, record.channel_id, record.user_id];
+  const applied: AsyncJobRecord | null = guard.applyEvent(event);
+  const tasks: TaskRecord[] = guard.recordTasks(taskBody);
+  const taskIds: TaskId[] = tasks.map((t) => t.job_id);
+  const taskStatus: TaskStatus | undefined = guard.applyTaskStatus(message)?.status;
+  const changed: TaskRecord[] = guard.applyStatusChanges(changes);
+  const check: CancelCheck = guard.checkCancel(record.job_id);
+  const refusal: CancelRefusalReason | null = check.allowed ? null : check.reason;
+  const cancelOptions: CancelOptions = { signal: new AbortController().signal };
+  const outcome: CancelOutcome = await guard.cancel(record.job_id, cancelOptions);
+  const kind: CancelOutcomeKind = outcome.outcome;
+  const why: RefusalReason | undefined = outcome.outcome === "refused" ? outcome.reason : undefined;
+  const classified: CancelClassification = classifyCancelResponse(403, contract);
+  const follow: FollowOptions = { intervalMs: 1000, maxIntervalMs: 60000 };
+  guard.follow(follow)();
+  const changeTypes: GuardChangeType[] = [];
+  const sources: GuardChangeSource[] = [];
+  guard.subscribe((change: GuardChange) => {
+    changeTypes.push(change.type);
+    sources.push(change.source);
+  })();
+  const storage: StorageStatus = guard.storage;
+  const mode: StorageMode = storage.kind;
+  const kinds: StorageKind[] = ["local", "memory"];
+  const stats: GuardStats = guard.stats();
+  const removed: Removed = stats.removed;
+  const guest: GuestKey | null = guard.session?.guestKey ?? null;
+  const tab: TabId | undefined = tasks[0]?.tab_ids?.[0];
+  let code: GuardErrorCode | null = null;
+  try {
+    guard.logout();
+  } catch (e) {
+    if (isGuardError(e)) {
+      const error: GuardError = e;
+      code = error.code;
+    }
+  }
+  // @ts-expect-error a GuardErrorCode is one of the documented codes
+  const unknown: GuardErrorCode = "no_such_code";
+  return [
+    purged.purged, errors.length, status, ids, applied, taskIds, taskStatus, changed.length, refusal,
+    kind, why, classified.outcome, changeTypes, sources, mode, kinds, removed.expired, guest, tab, code, unknown,
+  ].join();
 }

@@ -38,6 +38,7 @@ export function App({ me }) {
   useEffect(() => {
     // StrictMode (development) runs this twice with two guards: only the current one signs in.
     let current = true;
+    if (!guard) return undefined; // not loaded yet (this app awaits init() first: never)
     (async () => {
       if (me.user) {
         await api.refreshCsrf();
@@ -133,7 +134,7 @@ function Gone({ jobs }) {
 function JobRow({ job }) {
   const { cancel, pending, outcome } = useCancel(job.job_id);
   const guard = useJobGuard();
-  const allowed = guard.checkCancel(job.job_id).allowed;
+  const allowed = guard?.checkCancel(job.job_id).allowed ?? false;
   return (
     <tr data-job-id={job.job_id}>
       <td>{job.job_id.slice(0, 8)}</td>
