@@ -10,7 +10,10 @@ export type GuardErrorCode =
 | "no_session"
 | "not_job_owner"
 | "internal"
-| "freed";
+| "freed"
+| "not_initialized"
+| "wasm_not_found"
+| "wasm_blocked";
 
 /** Every error the guard throws is an `Error` of this shape. */
 export interface GuardError extends Error {
@@ -675,9 +678,9 @@ export interface InitOutput {
     readonly wasm_bindgen__convert__closures_____invoke__h60702a48838d1764: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__he5ff5a6db65ddc42: (a: number, b: number, c: any) => any;
-    readonly wasm_bindgen__convert__closures_____invoke__h95af99289b881a0d: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h95af99289b881a0d_25: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h3c11ad4290cfd8bf: (a: number, b: number) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_25: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h05b5433cabc2fd89: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;
@@ -738,17 +741,34 @@ export interface JobGuardProviderProps {
    * once).
    */
   follow?: boolean | FollowOptions;
+  /**
+   * React 16.8 and 17 only (React 18 and later have their own, which is used): the shim of the
+   * `use-sync-external-store` package, which the app installs:
+   * `import { useSyncExternalStore } from "use-sync-external-store/shim"`. Read once.
+   */
+  useSyncExternalStore?: <T>(
+    subscribe: (onStoreChange: () => void) => () => void,
+    getSnapshot: () => T,
+    getServerSnapshot?: () => T,
+  ) => T;
   children?: ReactNode;
 }
 
 /**
- * One guard for the app. Call the package's `init()` before rendering it. (A `ReactElement`:
- * what every React's types, 16.8 to 19, accept from a JSX component.)
+ * One guard for the app. Await the package's `init()` before rendering it to have the guard
+ * from the first render; otherwise (and while a server-rendered page hydrates) it renders its
+ * children without a guard, loads the module itself and makes the guard then. On a server it
+ * makes none: no fetch, no storage. (A `ReactElement`: what every React's types, 16.8 to 19,
+ * accept from a JSX component.)
  */
 export function JobGuardProvider(props: JobGuardProviderProps): ReactElement;
 
-/** The provider's guard; throws outside a `JobGuardProvider`. */
-export function useJobGuard(): JobGuard;
+/**
+ * The provider's guard; `null` while the provider has none yet: during a server render, and in
+ * the browser until `init()` has loaded the module (an app that awaits `init()` before its first
+ * render has it from the start). Throws outside a `JobGuardProvider`.
+ */
+export function useJobGuard(): JobGuard | null;
 
 /** The stored session, re-rendering on every change (this tab's and other tabs'). */
 export function useSession(): SessionInfo | null;
