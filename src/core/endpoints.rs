@@ -16,14 +16,10 @@
 //! event stream) and [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep.
 
 use super::model::TaskStatus;
-use super::options::GuardOptions;
+use super::options::{GuardOptions, DEFAULT_CANCEL_URL, DEFAULT_TASK_CANCEL_URL, PLACEHOLDER};
+pub use super::quiet::{json_within_limits, MAX_BODY_CHARS};
 use super::response::{Contract, Reply};
-use super::wire::AnyJson;
 
-/// Superset's async_event cancel endpoint; `{job_id}` is replaced by the URL-encoded id.
-pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
-/// The task framework's cancel endpoint; `{job_id}` is replaced by the task's uuid.
-pub const DEFAULT_TASK_CANCEL_URL: &str = "/api/v1/task/{job_id}/cancel";
 /// The task framework's status endpoint, read after a task's 422.
 pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
 /// A task itself: `GET` answers `{ result: TaskResponse }` (`follow` reads a failed task's
@@ -36,8 +32,6 @@ pub const DEFAULT_EVENTS_URL: &str = "/api/v1/async_event/";
 /// The task framework's polling endpoint (`follow`).
 #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub const DEFAULT_CHANGES_URL: &str = "/api/v1/task/status_changes";
-/// Where a URL template takes the job's id.
-pub const PLACEHOLDER: &str = "{job_id}";
 
 impl GuardOptions {
     /// The cancel URL for `job_id` under `contract` (the record's): the template with the id,
@@ -149,10 +143,6 @@ pub fn encode_uri_component(s: &str) -> String {
     out
 }
 
-/// The longest answer body the guard reads (UTF-16 code units, as JS counts): a longer one is
-/// not the endpoint's answer.
-pub const MAX_BODY_CHARS: usize = 64 * 1024;
-
 /// The longest page of an event stream the guard reads whole (UTF-16 code units): Superset
 /// answers at most 100 events a page (`MAX_EVENT_COUNT`), and an event the guard keeps is at
 /// most [`MAX_RECORD_BYTES`](super::model::MAX_RECORD_BYTES) (16 KiB), so 100 of the largest
@@ -221,16 +211,6 @@ pub fn reading(status: u16, redirected: bool, content_type: Option<&str>) -> Rea
         Some(kind) if is_json_type(kind) => Read::Text,
         Some(_) => Read::Decided(Reply::NotJson),
     }
-}
-
-/// A body's text as JSON, if it is JSON within the limits every body is read with: at most
-/// [`MAX_BODY_CHARS`] long and [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep.
-pub fn json_within_limits(text: &str) -> Option<serde_json::Value> {
-    if text.encode_utf16().count() > MAX_BODY_CHARS {
-        return None;
-    }
-    let AnyJson(value) = super::quiet::from_json(text).ok()?;
-    Some(value)
 }
 
 /// The task's status in the body of `GET /api/v1/task/<uuid>/status` (`{ "status": … }`):

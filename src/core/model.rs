@@ -14,7 +14,6 @@ use super::ids::{
     exact_whole, is_reserved_id, quote, ChannelId, GuestKey, JobId, MaybeUser, TabId, TaskId,
     UserId, MAX_ID_LEN,
 };
-pub use super::record::{json_len, JobRecord, RecordKind};
 pub use super::statuses::{JobStatus, Status, StatusName, TaskStatus};
 use super::wire::{self, AnyJson, Field, MAX_DEPTH};
 
@@ -386,6 +385,58 @@ impl TryFrom<RecordWire> for JobRecord {
         }
         record.guest_key = guest_key;
         Ok(record)
+    }
+}
+
+/// What the guard keeps of one job or task, a record of either kind: narrow on
+/// `channel_id === null` (a task). Who owns it, when it was recorded and last updated (ms since
+/// the epoch), a guest's record its `guest_key`.
+// In Rust, what depends on the contract is a `RecordKind`, so the compiler, not a null
+// channel, says which endpoint, body and answer table apply. Stored (and handed to JS) as
+// `StoredRecord`, the `v1` format.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "RecordWire")]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify::Tsify),
+    tsify(type = "AsyncJobRecord | TaskRecord")
+)]
+pub struct JobRecord {
+    /// The job's id, or the task's uuid (a [`TaskId`]).
+    pub job_id: JobId,
+    pub user_id: Option<UserId>,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub guest_key: Option<GuestKey>,
+    pub kind: RecordKind,
+}
+
+/// What a record holds by its contract.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecordKind {
+    /// An async_event job: its channel, status and what else Superset sends about it.
+    Job {
+        channel_id: ChannelId,
+        status: JobStatus,
+        details: JobDetails,
+    },
+    /// A task of the task framework: the tab ids of this browser's tabs that recorded it, and
+    /// why it failed, where the guard read that back (`[{ message }]`, Superset's
+    /// `semantic_result_error`; empty otherwise).
+    Task {
+        status: TaskStatus,
+        tab_ids: Vec<TabId>,
+        errors: Vec<Value>,
+    },
+}
+
+/// The length of `value`'s JSON, as gloo-storage would write it.
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    // Room for a typical record up front: growing the buffer would copy it.
+    let mut json = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut json, value) {
+        Ok(()) => json.len(),
+        Err(_) => usize::MAX,
     }
 }
 

@@ -5,7 +5,6 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::endpoints::{DEFAULT_CANCEL_URL, DEFAULT_TASK_CANCEL_URL, PLACEHOLDER};
 use super::error::GuardError;
 use super::ids::{quote, TabId};
 use super::response::{Contract, CONTRACT_RULE};
@@ -19,6 +18,12 @@ pub const MAX_NAMESPACE_LEN: usize = 64;
 pub const MAX_TTL_SECONDS: u32 = 366 * 24 * 3600;
 pub const MAX_MAX_JOBS: usize = 10_000;
 
+/// Superset's async_event cancel endpoint; `{job_id}` is replaced by the URL-encoded id.
+pub const DEFAULT_CANCEL_URL: &str = "/api/v1/async_event/{job_id}/cancel";
+/// The task framework's cancel endpoint; `{job_id}` is replaced by the task's uuid.
+pub const DEFAULT_TASK_CANCEL_URL: &str = "/api/v1/task/{job_id}/cancel";
+/// Where a URL template takes the job's id.
+pub const PLACEHOLDER: &str = "{job_id}";
 pub const MAX_CANCEL_URL_LEN: usize = 2048;
 pub const MAX_HEADERS: usize = 32;
 pub const MAX_ATTEMPTS: u32 = 10;

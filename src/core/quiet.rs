@@ -100,6 +100,20 @@ pub fn parse(text: &str) -> Result<Value, Error> {
     })
 }
 
+/// The longest answer body the guard reads (UTF-16 code units, as JS counts): a longer one is
+/// not the endpoint's answer.
+pub const MAX_BODY_CHARS: usize = 64 * 1024;
+
+/// A body's text as JSON, if it is JSON within the limits every body is read with: at most
+/// [`MAX_BODY_CHARS`] long and [`wire::MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep.
+pub fn json_within_limits(text: &str) -> Option<serde_json::Value> {
+    if text.encode_utf16().count() > MAX_BODY_CHARS {
+        return None;
+    }
+    let AnyJson(value) = from_json(text).ok()?;
+    Some(value)
+}
+
 /// Reads a `T` from JSON text: [`parse`], then `T` from the value through [`Json`].
 pub fn from_json<T: de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     T::deserialize(Json(&parse(text)?))

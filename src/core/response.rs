@@ -33,10 +33,10 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::endpoints::json_within_limits;
 use super::error::GuardError;
 use super::model::TaskStatus;
 use super::names::names;
+use super::quiet::json_within_limits;
 use super::wire::AnyJson;
 
 /// The server contract: `"async_event"` (PR #42305's endpoint) or `"task"` (today's task
@@ -90,7 +90,7 @@ pub enum Reply {
     /// Not the endpoint's JSON: another content type (an HTML error page), a body that does not
     /// parse, or one beyond the guard's limits ([`MAX_BODY_CHARS`], [`wire::MAX_DEPTH`]).
     ///
-    /// [`MAX_BODY_CHARS`]: super::endpoints::MAX_BODY_CHARS
+    /// [`MAX_BODY_CHARS`]: super::quiet::MAX_BODY_CHARS
     ///
     /// [`wire::MAX_DEPTH`]: super::wire::MAX_DEPTH
     NotJson,
@@ -359,8 +359,8 @@ mod tests {
     fn named_as_their_typescript_declarations() {
         assert_names!(Outcome);
     }
-    use crate::core::endpoints::MAX_BODY_CHARS;
     use crate::core::quiet::Json;
+    use crate::core::quiet::MAX_BODY_CHARS;
 
     #[test]
     fn the_contract_table() {

@@ -1,15 +1,13 @@
-//! The app's `onChange` and `subscribe` listeners of one guard, and the page's guards: a change
-//! any guard of the page makes in storage reaches the page's other guards of its namespace as
-//! another tab's would (a page's own writes fire no `storage` event).
+//! The app's `onChange` and `subscribe` listeners of one guard: each change handed to them once,
+//! outside any borrow of the guard, queued while a delivery runs. A change this guard makes
+//! also goes to the page's other guards ([`super::tabs`] hands it on).
 
 use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::tabs::{end_session_here, Host};
-use crate::core::fallback::StorageMode;
 use crate::core::tabs::{Change, Source};
 
 /// A change to the session or its records, as `subscribe` and `onChange` (which hears
@@ -24,101 +22,17 @@ pub struct GuardChange;
 /// from inside their own calls (a ping-pong of sign-ins) are cut off there.
 const MAX_DELIVERIES: usize = 64;
 
-/// The guards of this page that share storage, by namespace: each one's id, its state and its
-/// listeners, weakly (a dropped guard leaves; `TabSync`'s drop takes it out).
-struct Neighbour {
-    id: u32,
-    namespace: String,
-    host: Host,
-    listeners: Weak<RefCell<Listeners>>,
-}
-
-thread_local! {
-    static PAGE: RefCell<(u32, Vec<Neighbour>)> = const { RefCell::new((0, Vec::new())) };
-}
-
-/// Adds a guard to the page's; its id.
-pub(super) fn join_page(namespace: &str, host: Host, listeners: &Rc<RefCell<Listeners>>) -> u32 {
-    PAGE.with(|page| {
-        let Ok(mut page) = page.try_borrow_mut() else {
-            return 0;
-        };
-        page.0 = page.0.wrapping_add(1);
-        let id = page.0;
-        page.1.push(Neighbour {
-            id,
-            namespace: namespace.to_owned(),
-            host,
-            listeners: Rc::downgrade(listeners),
-        });
-        id
-    })
-}
-
-pub(super) fn leave_page(id: u32) {
-    PAGE.with(|page| {
-        if let Ok(mut page) = page.try_borrow_mut() {
-            page.1.retain(|n| n.id != id && n.host.strong_count() > 0);
-        }
-    });
-}
-
-/// Whether a guard's records are in the origin's storage (not this page's memory alone).
-fn shares_storage(host: &Host) -> bool {
-    host.upgrade().is_some_and(|h| {
-        h.try_borrow_mut()
-            .is_ok_and(|mut g| g.store().storage_status().kind != StorageMode::Memory)
-    })
-}
-
-/// Another guard of the page, as a change is handed to it.
-type Neighbourly = (Host, Weak<RefCell<Listeners>>);
-
-/// Hands a change the guard `id` made to the page's other guards of its namespace, as a
-/// `storage` event hands it to other tabs: only a change in storage (records, the session),
-/// between guards whose storage is the origin's. (A 401 reaches them by the channel.)
-fn tell_page(id: u32, change: Change) {
-    if id == 0 || change == Change::Unauthorized {
-        return;
-    }
-    let (from, others): (Option<Host>, Vec<Neighbourly>) = PAGE.with(|page| {
-        let Ok(page) = page.try_borrow() else {
-            return (None, Vec::new());
-        };
-        let Some(me) = page.1.iter().find(|n| n.id == id) else {
-            return (None, Vec::new());
-        };
-        let others = page
-            .1
-            .iter()
-            .filter(|n| n.id != id && n.namespace == me.namespace)
-            .map(|n| (n.host.clone(), n.listeners.clone()))
-            .collect();
-        (Some(me.host.clone()), others)
-    });
-    if others.is_empty() || !from.as_ref().is_some_and(shares_storage) {
-        return;
-    }
-    for (host, listeners) in others {
-        let Some(listeners) = listeners.upgrade() else {
-            continue;
-        };
-        if !shares_storage(&host) {
-            continue;
-        }
-        if change != Change::JobsChanged {
-            end_session_here(&host);
-        }
-        Listeners::notify(&listeners, change, Source::OtherTab);
-    }
-}
+/// A guard's id among the page's guards, and the function that hands a change it made to the
+/// others.
+pub(super) type PageMember = (u32, fn(u32, Change));
 
 /// The app's `onChange` and `subscribe` callbacks, kept apart from the guard's state so that
 /// calling them never holds a borrow of it.
 #[derive(Default)]
 pub struct Listeners {
-    /// This guard's id among the page's guards (0: none).
-    pub(super) page_id: u32,
+    /// This guard's id among the page's guards, and what hands the changes it makes to them
+    /// (set by [`TabSync::start`](super::tabs::TabSync::start)).
+    pub(super) page: Option<PageMember>,
     next_id: u32,
     /// Each callback, and whether it hears this tab's own changes too (`subscribe`).
     callbacks: Vec<(u32, Function, bool)>,
@@ -179,8 +93,9 @@ impl Listeners {
             };
             Self::deliver(this, change, source);
             if source == Source::Local {
-                let id = this.try_borrow().map_or(0, |l| l.page_id);
-                tell_page(id, change);
+                if let Some((id, tell)) = this.try_borrow().ok().and_then(|l| l.page) {
+                    tell(id, change);
+                }
             }
         }
         if let Ok(mut l) = this.try_borrow_mut() {

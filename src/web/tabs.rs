@@ -2,7 +2,9 @@
 //! the `storage` event (for `localStorage`) and a `BroadcastChannel` (which also reaches tabs
 //! whose storage fell back to memory), and the app hears of them through `onChange`. What a
 //! message or an event means is the core's ([`crate::core::tabs`]); this room listens, reads
-//! and wires. The page's other guards hear this one through [`super::listeners`].
+//! and wires. The page's other guards (two providers, or a provider and the app's own guard)
+//! hear each other's changes as other tabs': a page's own writes fire no `storage` event, so
+//! each change a guard makes in storage is handed to the page's other guards of its namespace.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -12,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, BroadcastChannel, MessageEvent, StorageEvent};
 
 use super::dom;
-use super::listeners::{join_page, leave_page, Listeners};
+use super::listeners::Listeners;
 use super::storage::Store;
 use crate::core::fallback::StorageMode;
 use crate::core::session::Session;
@@ -39,12 +41,101 @@ pub trait TabHost: 'static {
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
 /// its listeners.
-pub(super) type Host = Weak<RefCell<dyn TabHost>>;
+type Host = Weak<RefCell<dyn TabHost>>;
 
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_name = queueMicrotask)]
     fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
+}
+
+/// The guards of this page that share storage, by namespace: each one's id, its state and its
+/// listeners, weakly (a dropped guard leaves; `TabSync`'s drop takes it out).
+struct Neighbour {
+    id: u32,
+    namespace: String,
+    host: Host,
+    listeners: Weak<RefCell<Listeners>>,
+}
+
+thread_local! {
+    static PAGE: RefCell<(u32, Vec<Neighbour>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Adds a guard to the page's; its id.
+fn join_page(namespace: &str, host: Host, listeners: &Rc<RefCell<Listeners>>) -> u32 {
+    PAGE.with(|page| {
+        let Ok(mut page) = page.try_borrow_mut() else {
+            return 0;
+        };
+        page.0 = page.0.wrapping_add(1);
+        let id = page.0;
+        page.1.push(Neighbour {
+            id,
+            namespace: namespace.to_owned(),
+            host,
+            listeners: Rc::downgrade(listeners),
+        });
+        id
+    })
+}
+
+fn leave_page(id: u32) {
+    PAGE.with(|page| {
+        if let Ok(mut page) = page.try_borrow_mut() {
+            page.1.retain(|n| n.id != id && n.host.strong_count() > 0);
+        }
+    });
+}
+
+/// Whether a guard's records are in the origin's storage (not this page's memory alone).
+fn shares_storage(host: &Host) -> bool {
+    host.upgrade().is_some_and(|h| {
+        h.try_borrow_mut()
+            .is_ok_and(|mut g| g.store().storage_status().kind != StorageMode::Memory)
+    })
+}
+
+/// Another guard of the page, as a change is handed to it.
+type Neighbourly = (Host, Weak<RefCell<Listeners>>);
+
+/// Hands a change the guard `id` made to the page's other guards of its namespace, as a
+/// `storage` event hands it to other tabs: only a change in storage (records, the session),
+/// between guards whose storage is the origin's. (A 401 reaches them by the channel.)
+fn tell_page(id: u32, change: Change) {
+    if id == 0 || change == Change::Unauthorized {
+        return;
+    }
+    let (from, others): (Option<Host>, Vec<Neighbourly>) = PAGE.with(|page| {
+        let Ok(page) = page.try_borrow() else {
+            return (None, Vec::new());
+        };
+        let Some(me) = page.1.iter().find(|n| n.id == id) else {
+            return (None, Vec::new());
+        };
+        let others = page
+            .1
+            .iter()
+            .filter(|n| n.id != id && n.namespace == me.namespace)
+            .map(|n| (n.host.clone(), n.listeners.clone()))
+            .collect();
+        (Some(me.host.clone()), others)
+    });
+    if others.is_empty() || !from.as_ref().is_some_and(shares_storage) {
+        return;
+    }
+    for (host, listeners) in others {
+        let Some(listeners) = listeners.upgrade() else {
+            continue;
+        };
+        if !shares_storage(&host) {
+            continue;
+        }
+        if change != Change::JobsChanged {
+            end_session_here(&host);
+        }
+        Listeners::notify(&listeners, change, Source::OtherTab);
+    }
 }
 
 /// The listeners a guard registered; dropping it (the guard's `free()`) removes them.
@@ -90,7 +181,7 @@ impl TabSync {
         });
         let page_id = join_page(namespace, inner.clone(), &listeners);
         if let Ok(mut l) = listeners.try_borrow_mut() {
-            l.page_id = page_id;
+            l.page = Some((page_id, tell_page));
         }
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let opener = window.as_ref().map(|_| Opener {
@@ -289,7 +380,7 @@ fn read_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> {
 /// Ends this tab's copy of a session that ended elsewhere: a memory-only tab signs out; a
 /// localStorage tab (whose storage already changed) drops what it kept in memory. Either way
 /// the cancels in flight end (as `aborted`).
-pub(super) fn end_session_here(inner: &Host) {
+fn end_session_here(inner: &Host) {
     let Some(inner) = inner.upgrade() else {
         return;
     };
