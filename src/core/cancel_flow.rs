@@ -50,15 +50,6 @@ pub struct CancelOutcome {
     pub status: Option<TaskStatus>,
 }
 
-/// The result of `cancel`: it never rejects. Narrow on `outcome`; a `refused` one may say why.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    rename = "CancelOutcome",
-    type = "CancelOutcomeFields & ({ outcome: \"refused\" } | { outcome: Exclude<CancelOutcomeKind, \"refused\">; reason?: undefined })"
-)]
-pub struct CancelOutcomeTs;
-
 /// What one answer to a cancel request was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {

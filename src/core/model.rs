@@ -280,22 +280,6 @@ fn string_or_null(field: Field<Option<String>>, name: &str) -> Result<Option<Str
         .map_err(|_| format!("`{name}` must be a string or null"))
 }
 
-/// One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
-/// each entry as the JSON it came as.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(type = "{ message?: string; [key: string]: unknown }")]
-pub struct AsyncJobError;
-
-/// An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id.
-/// A status this guard does not know (one a later Superset adds) is skipped, not refused
-/// (`JobMetadata::read_event`).
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    type = "Omit<JobMetadata, \"status\"> & { status: JobStatus | (string & {}); id?: string }"
-)]
-pub struct AsyncEvent;
 fn id_rule(name: &str) -> String {
     format!(
         "`{name}` must be a non-empty string of at most {MAX_ID_LEN} characters without control \

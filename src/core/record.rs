@@ -10,25 +10,6 @@ use super::ids::{ChannelId, TabId, TaskId, UserId};
 use super::model::{json_len, JobMetadata, JobRecord, RecordKind, MAX_RECORD_BYTES};
 use super::statuses::{JobStatus, Status, TaskStatus};
 
-/// A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
-/// them.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    type = "JobRecordFields & { channel_id: ChannelId; status: JobStatus; tab_ids?: undefined }"
-)]
-pub struct AsyncJobRecord;
-
-/// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
-/// task's uuid as `job_id`, no result URL, `errors` empty or (a failed task whose reason the
-/// guard read back) `[{ message }]`, and the `tab_id`s of this browser's tabs that recorded it.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[tsify(
-    type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus; result_url: null }"
-)]
-pub struct TaskRecord;
-
 impl JobRecord {
     pub fn new(meta: JobMetadata, created_at: u64, updated_at: u64) -> Self {
         let (job_id, user_id, channel_id, status, details) = meta.into_parts();

@@ -52,27 +52,6 @@ struct LoginWire {
     guest_key: Field<Option<GuestKey>>,
 }
 
-/// Who signed in: what `login` takes. `userId` is `null` for guests (embedded dashboards) and
-/// anonymous users.
-// A type for TypeScript only: `LoginWire` reads it, telling a missing field from one of the
-// wrong type.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct SessionInput {
-    #[tsify(type = "string | number | null")]
-    user_id: (),
-    /// The async channel, when the app knows it (guests: `"guest-..."`). Learnt from job
-    /// metadata otherwise.
-    #[tsify(optional, type = "ChannelId | null")]
-    channel_id: (),
-    /// Guests only (`userId: null`): a key the app derives from its guest token, so that one
-    /// guest's records are never another's (Superset 6.1.0 gives every guest one channel).
-    #[tsify(optional, type = "GuestKey | null")]
-    guest_key: (),
-}
-
 /// The keys `login` takes.
 pub const LOGIN_KEYS: Keys = Keys {
     known: &["userId", "channelId", "guestKey"],

@@ -28,27 +28,6 @@ pub struct Submission {
     pub tab_id: Option<TabId>,
 }
 
-/// A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's
-/// `{ async_job: { task_id, cursor, tab_id? } }`.
-// A type for TypeScript only: `SubmissionWire` reads it.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[serde(untagged)]
-#[allow(dead_code)]
-pub enum TaskSubmission {
-    ChartData {
-        task_ids: Vec<TaskId>,
-        #[tsify(optional)]
-        cursor: Option<String>,
-        #[tsify(optional, type = "TabId | null")]
-        tab_id: (),
-    },
-    SqlLab {
-        #[tsify(type = "{ task_id: TaskId; cursor?: string; tab_id?: TabId | null }")]
-        async_job: (),
-    },
-}
-
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct SubmissionWire {
@@ -148,33 +127,6 @@ impl Submission {
 pub struct StatusChange {
     pub task_id: TaskId,
     pub status: Option<TaskStatus>,
-}
-
-/// The websocket's `task.status` payload. A status this guard does not know (one a later
-/// Superset adds) is skipped, not refused.
-// A type for TypeScript only: `StatusWire` reads it.
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[allow(dead_code)]
-pub struct TaskStatusMessage {
-    task_id: TaskId,
-    #[tsify(type = "TaskStatus | (string & {})")]
-    status: (),
-}
-
-/// The answer of `GET /api/v1/task/status_changes`. An entry whose status this guard does not
-/// know is skipped; the others apply. (A type for TypeScript only: `StatusChange::read_all`
-/// reads it.)
-#[cfg(target_arch = "wasm32")]
-#[derive(tsify::Tsify)]
-#[allow(dead_code)]
-pub struct TaskStatusChanges {
-    #[tsify(
-        type = "Record<string, { status: TaskStatus | (string & {}); progress?: number | null }>"
-    )]
-    statuses: (),
-    #[tsify(optional, type = "string | null")]
-    cursor: (),
 }
 
 #[derive(Default, Deserialize)]

@@ -17,20 +17,20 @@ use super::listeners::Listeners;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
 use super::tabs::{TabHost, TabSync};
+use super::types::{
+    AsyncEvent, AsyncJobRecord, SessionInput, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
+};
 use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
-use crate::core::model::{AsyncEvent, JobMetadata};
+use crate::core::model::JobMetadata;
 use crate::core::options::{GuardOptions, StorageKind};
-use crate::core::record::AsyncJobRecord;
-use crate::core::session::{Session, SessionInput};
+use crate::core::session::Session;
 use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
 use crate::core::tabs::{Change, Source};
-use crate::core::task::{
-    StatusChange, Submission, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
-};
+use crate::core::task::{StatusChange, Submission};
 
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]

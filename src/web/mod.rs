@@ -15,6 +15,7 @@
 //! - `listeners`: `onChange` and `subscribe` listeners; the page's guards hearing each other
 //! - `clock`, `random`: `Date.now()`, `Math.random()`
 //! - `dom`: catching bindings of the platform calls web-sys does not catch
+//! - `types`: the TypeScript shapes with no Rust type of their own (lenient inputs, narrowings)
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
 //!
 //! The TypeScript types the package ships come from the Rust types (`#[derive(tsify::Tsify)]`
@@ -46,6 +47,7 @@ mod random;
 mod state;
 mod storage;
 mod tabs;
+mod types;
 
 pub use exports::{classify_cancel_response, freed_error, is_guard_error};
 pub use guard::JobGuard;

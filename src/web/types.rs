@@ -1,0 +1,123 @@
+//! The TypeScript shapes that have no Rust type of their own: what an export takes that a core
+//! reader reads leniently (its wire struct would make every field optional), and the
+//! narrowings of a derived type by kind (`AsyncJobRecord`, `TaskRecord`, `CancelOutcome`).
+//! Each is a declaration only (tsify, `#[tsify(type = …)]`): the exports take and return them
+//! as typed JS values (`boundary::Js<T>`), and types-agree checks every one against what the
+//! module does. The shapes of the core's own types come from those types.
+#![allow(dead_code)] // declarations for TypeScript only
+
+use crate::core::ids::TaskId;
+
+// From core/cancel_flow.rs:
+/// The result of `cancel`: it never rejects. Narrow on `outcome`; a `refused` one may say why.
+#[derive(tsify::Tsify)]
+#[tsify(
+    rename = "CancelOutcome",
+    type = "CancelOutcomeFields & ({ outcome: \"refused\" } | { outcome: Exclude<CancelOutcomeKind, \"refused\">; reason?: undefined })"
+)]
+pub struct CancelOutcomeTs;
+
+// From core/model.rs:
+/// One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
+/// each entry as the JSON it came as.
+#[derive(tsify::Tsify)]
+#[tsify(type = "{ message?: string; [key: string]: unknown }")]
+pub struct AsyncJobError;
+
+// From core/model.rs:
+/// An event from `GET /api/v1/async_event/` (or the websocket): job metadata plus its stream id.
+/// A status this guard does not know (one a later Superset adds) is skipped, not refused
+/// (`JobMetadata::read_event`).
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "Omit<JobMetadata, \"status\"> & { status: JobStatus | (string & {}); id?: string }"
+)]
+pub struct AsyncEvent;
+
+// From core/record.rs:
+/// A record of an async_event job (`recordJob` returns one): `JobRecordFields` as a job has
+/// them.
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "JobRecordFields & { channel_id: ChannelId; status: JobStatus; tab_ids?: undefined }"
+)]
+pub struct AsyncJobRecord;
+
+// From core/record.rs:
+/// A record of a task (task framework): `JobRecordFields` as a task has them: no channel, the
+/// task's uuid as `job_id`, no result URL, `errors` empty or (a failed task whose reason the
+/// guard read back) `[{ message }]`, and the `tab_id`s of this browser's tabs that recorded it.
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "JobRecordFields & { channel_id: null; job_id: TaskId; status: TaskStatus; result_url: null }"
+)]
+pub struct TaskRecord;
+
+// From core/session.rs:
+/// Who signed in: what `login` takes. `userId` is `null` for guests (embedded dashboards) and
+/// anonymous users.
+// A type for TypeScript only: `LoginWire` reads it, telling a missing field from one of the
+// wrong type.
+#[derive(tsify::Tsify)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct SessionInput {
+    #[tsify(type = "string | number | null")]
+    user_id: (),
+    /// The async channel, when the app knows it (guests: `"guest-..."`). Learnt from job
+    /// metadata otherwise.
+    #[tsify(optional, type = "ChannelId | null")]
+    channel_id: (),
+    /// Guests only (`userId: null`): a key the app derives from its guest token, so that one
+    /// guest's records are never another's (Superset 6.1.0 gives every guest one channel).
+    #[tsify(optional, type = "GuestKey | null")]
+    guest_key: (),
+}
+
+// From core/task.rs:
+/// A task framework `202` body: chart data's `{ task_ids, cursor, tab_id? }` or SQL Lab's
+/// `{ async_job: { task_id, cursor, tab_id? } }`.
+// A type for TypeScript only: `SubmissionWire` reads it.
+#[derive(tsify::Tsify)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum TaskSubmission {
+    ChartData {
+        task_ids: Vec<TaskId>,
+        #[tsify(optional)]
+        cursor: Option<String>,
+        #[tsify(optional, type = "TabId | null")]
+        tab_id: (),
+    },
+    SqlLab {
+        #[tsify(type = "{ task_id: TaskId; cursor?: string; tab_id?: TabId | null }")]
+        async_job: (),
+    },
+}
+
+// From core/task.rs:
+/// The websocket's `task.status` payload. A status this guard does not know (one a later
+/// Superset adds) is skipped, not refused.
+// A type for TypeScript only: `StatusWire` reads it.
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct TaskStatusMessage {
+    task_id: TaskId,
+    #[tsify(type = "TaskStatus | (string & {})")]
+    status: (),
+}
+
+// From core/task.rs:
+/// The answer of `GET /api/v1/task/status_changes`. An entry whose status this guard does not
+/// know is skipped; the others apply. (A type for TypeScript only: `StatusChange::read_all`
+/// reads it.)
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct TaskStatusChanges {
+    #[tsify(
+        type = "Record<string, { status: TaskStatus | (string & {}); progress?: number | null }>"
+    )]
+    statuses: (),
+    #[tsify(optional, type = "string | null")]
+    cursor: (),
+}
