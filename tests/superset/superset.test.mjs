@@ -6,7 +6,8 @@
 // Superset runs with Talisman on, as it ships: its default Content-Security-Policy with
 // 'wasm-unsafe-eval' added to script-src (superset_config.py). The test page is rendered by
 // Superset itself, so it comes under the very header Superset sends, the request's nonce on its
-// script; the whole flow runs under it.
+// script; the whole flow runs under it. The same page under the unchanged default policy (the
+// header with 'wasm-unsafe-eval' taken out) gets init()'s `wasm_blocked`.
 //
 // The venv is kept in .cache/superset-6.1.0/ (made on the first run, about a minute) and so is
 // an initialised metadata database; each run starts from a copy of it in a temporary folder.
@@ -213,7 +214,8 @@ function writeData() {
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
 
 /** Serves the test page's script and the built package under /guard/; everything else (the
- * page itself, /guard/index.html, rendered by Superset) goes to Superset. */
+ * page itself, /guard/index.html, rendered by Superset) goes to Superset. With ?csp=default the
+ * page's header loses 'wasm-unsafe-eval': Superset's unchanged default policy. */
 function startProxy() {
   const files = (path) => {
     const rel = decodeURIComponent(path.slice("/guard/".length));
@@ -247,7 +249,11 @@ function startProxy() {
             type: answer.headers["content-type"],
           });
         }
-        res.writeHead(answer.statusCode, answer.headers);
+        const headers = { ...answer.headers };
+        if (isPage && url.searchParams.get("csp") === "default") {
+          headers["content-security-policy"] = headers["content-security-policy"]?.replace(/ 'wasm-unsafe-eval'/g, "");
+        }
+        res.writeHead(answer.statusCode, headers);
         answer.pipe(res);
       },
     );
@@ -283,16 +289,17 @@ async function asyncToken(context) {
   return { ...JSON.parse(Buffer.from(cookie.value.split(".")[1], "base64url").toString()), httpOnly: cookie.httpOnly };
 }
 
-/** Opens the test page as Superset serves it; `page.csp` is the header it came with and the
- * nonce on its script. */
-async function openPage(context) {
+/** Opens the test page as Superset serves it (`csp: "default"`: with 'wasm-unsafe-eval' taken
+ * out of its header); `page.csp` is the header it came with and the nonce on its script. */
+async function openPage(context, { csp } = {}) {
   const page = await context.newPage();
   page.errors = [];
   page.on("pageerror", (e) => page.errors.push(e));
   // The browser's console: where Chromium says which script the policy refused.
   const consoleLines = [];
   page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  const response = await page.goto(`${base()}/guard/index.html?dataset=${datasetId}`);
+  const query = new URLSearchParams({ dataset: String(datasetId), ...(csp ? { csp } : {}) });
+  const response = await page.goto(`${base()}/guard/index.html?${query}`);
   assert.equal(response.status(), 200);
   const header = response.headers()["content-security-policy"];
   assert.ok(header, "Superset sends the page a Content-Security-Policy");
@@ -390,6 +397,34 @@ test("Talisman on: Superset's /login/ and the test page come under its default p
   assert.equal((await page.evaluate(() => window.flow.signIn())).status, 200);
   assert.deepEqual(await page.evaluate(() => window.violations()), []);
   assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test("under Superset's unchanged default policy (no 'wasm-unsafe-eval') init() rejects with a GuardError `wasm_blocked` that names 'wasm-unsafe-eval'", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openPage(context, { csp: "default" });
+  console.log(`# superset: Content-Security-Policy of the blocked page: ${page.csp.header}`);
+  assert.deepEqual(page.csp.policy, defaultPolicy, "exactly 6.1.0's default policy");
+  assert.ok(page.csp.nonce);
+  assert.deepEqual(page.csp.scriptNonces, [page.csp.nonce], "the page's script ran under its nonce");
+  assert.equal(await page.getAttribute("body", "data-init"), "failed");
+  const failure = await page.evaluate(() => window.initFailure);
+  assert.equal(failure.isGuardError, true, JSON.stringify(failure));
+  assert.equal(failure.name, "GuardError");
+  assert.equal(failure.code, "wasm_blocked", failure.message);
+  assert.match(failure.message, /'wasm-unsafe-eval'/);
+  assert.match(
+    failure.message,
+    /TALISMAN_CONFIG\["content_security_policy"\]\["script-src"\] = \["'self'", "'strict-dynamic'", "'wasm-unsafe-eval'"\]/,
+  );
+  assert.match(failure.message, /Content Security Policy/, "Chromium's own words");
+  assert.match(failure.cause, /^CompileError: /, "the browser's error is the cause");
+  console.log(`# superset: init() under the default policy: ${failure.name} ${failure.code}: ${failure.message}`);
+  assert.equal(await page.evaluate(() => typeof window.flow), "undefined", "no flow without the module");
+  const violations = await page.evaluate(() => window.violations());
+  assert.ok(violations.some((v) => v.directive === "script-src" && v.disposition === "enforce"), JSON.stringify(violations));
+  assert.deepEqual(page.errors, [], "the rejection was caught, nothing else failed");
   await context.close();
 });
 
