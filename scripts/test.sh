@@ -43,7 +43,7 @@ node --test tests/consumers/ 2>&1 | tee -a "$log"
 step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"
 node --test tests/e2e/ 2>&1 | tee -a "$log"
 
-step "a real Apache Superset 6.1.0: Redis, Superset and a Celery worker on 127.0.0.1 (node --test)"
+step "a real Apache Superset 6.1.0 with Talisman on (its default CSP plus 'wasm-unsafe-eval'; the default alone: wasm_blocked): Redis, Superset and a Celery worker on 127.0.0.1 (node --test)"
 node --test tests/superset/ 2>&1 | tee -a "$log"
 
 # One line for all runners: cargo's "test result: ok. N passed; M failed" and node's

@@ -1,107 +1,138 @@
 // The dashboard flow on a real Superset 6.1.0, through the built package: who is signed in
 // (GET /api/v1/me/), chart queries (202 + job metadata), the async event stream (polled, its
 // position in Superset's own localStorage key), cancel, logout. Driven by superset.test.mjs.
-import init, { JobGuard } from "/guard/js/index.js";
+// Served under Superset's Content-Security-Policy: where it forbids WebAssembly, init()'s
+// rejection is left on the page (window.initFailure) and there is no flow.
+import init, { JobGuard, isGuardError } from "/guard/js/index.js";
 
-await init();
+// What the page's policy refused, as the browser reports it.
+const violations = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  violations.push({ directive: e.effectiveDirective, blocked: e.blockedURI, disposition: e.disposition }),
+);
+window.violations = () => violations;
 
-let csrf = null;
-// Every URL the guard requested (its cancels and follow()'s polls), in order.
-const requested = [];
-const guard = new JobGuard({
-  // Superset checks CSRF on every POST but chart data: the cancel carries the token.
-  fetch: (url, init) => {
-    requested.push(String(url));
-    return fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
-  },
-  retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
-});
+let initError = null;
+try {
+  await init();
+} catch (e) {
+  initError = e;
+}
+if (initError) {
+  window.initFailure = {
+    isGuardError: isGuardError(initError),
+    name: initError.name,
+    code: initError.code,
+    message: initError.message,
+    cause: initError.cause ? `${initError.cause.name}: ${initError.cause.message}` : null,
+  };
+  document.body.dataset.init = "failed";
+} else {
+  window.flow = createFlow();
+  document.body.dataset.init = "loaded";
+}
+document.body.dataset.ready = "true";
 
-async function getJson(path) {
-  const response = await fetch(path, { credentials: "same-origin" });
-  return { status: response.status, body: await response.json().catch(() => null) };
+/** The flow the test drives, once the module is loaded. */
+function createFlow() {
+  let csrf = null;
+  // Every URL the guard requested (its cancels and follow()'s polls), in order.
+  const requested = [];
+  const guard = new JobGuard({
+    // Superset checks CSRF on every POST but chart data: the cancel carries the token.
+    fetch: (url, init) => {
+      requested.push(String(url));
+      return fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
+    },
+    retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
+  });
+
+  async function getJson(path) {
+    const response = await fetch(path, { credentials: "same-origin" });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  }
+
+  const datasetId = Number(new URLSearchParams(location.search).get("dataset"));
+
+  return {
+    guard,
+    /** The page load: sign the guard in as Superset's user. */
+    async signIn() {
+      const me = await getJson("/api/v1/me/");
+      if (me.status !== 200) return { status: me.status };
+      csrf = (await getJson("/api/v1/security/csrf_token/")).body.result;
+      return { status: 200, userId: me.body.result.id, ...guard.login({ userId: me.body.result.id }) };
+    },
+    /** An async chart query; its 202 body recorded as it is. */
+    async runChart() {
+      const response = await fetch("/api/v1/chart/data", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          datasource: { id: datasetId, type: "table" },
+          force: true,
+          queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
+          result_format: "json",
+          result_type: "full",
+        }),
+      });
+      const body = await response.json();
+      if (response.status !== 202) return { status: response.status, body };
+      return { status: 202, body, record: guard.recordJob(body) };
+    },
+    /** Polls the async event stream until the job's record is terminal (or time runs out). */
+    async pollUntilFinished(jobId, timeoutMs = 60_000) {
+      const events = [];
+      const end = Date.now() + timeoutMs;
+      while (Date.now() < end) {
+        const lastId = localStorage.getItem("last_async_event_id") ?? "";
+        const { status, body } = await getJson(`/api/v1/async_event/?last_id=${encodeURIComponent(lastId)}`);
+        if (status === 200) {
+          for (const event of body.result) {
+            events.push({ event, applied: guard.applyEvent(event) });
+            localStorage.setItem("last_async_event_id", event.id);
+          }
+        }
+        const record = guard.job(jobId);
+        if (record && ["done", "error", "cancelled"].includes(record.status)) return { record, events };
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return { record: guard.job(jobId), events, timedOut: true };
+    },
+    /** Starts follow() (Superset's own cadence unless told). */
+    follow(options) {
+      window.flow.stop = guard.follow(options);
+    },
+    stopFollowing: () => window.flow.stop?.(),
+    /** Waits, without polling, until follow() has brought the job's record to a final status. */
+    async waitUntilFinished(jobId, timeoutMs = 60_000) {
+      const end = Date.now() + timeoutMs;
+      while (Date.now() < end) {
+        const record = guard.job(jobId);
+        if (record && ["done", "error", "cancelled"].includes(record.status)) {
+          return { record };
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return { record: guard.job(jobId), timedOut: true };
+    },
+    /** The polls of the event stream this page's guard made. */
+    polls: () => requested.filter((u) => new URL(u, location.href).pathname === "/api/v1/async_event/"),
+    cancel: (jobId) => guard.cancel(jobId),
+    checkCancel: (jobId) => guard.checkCancel(jobId),
+    jobs: () => guard.jobs(),
+    recordJob(body) {
+      try {
+        return { record: guard.recordJob(body) };
+      } catch (e) {
+        return { error: { name: e.name, code: e.code, message: e.message } };
+      }
+    },
+    async logout() {
+      await fetch("/logout/", { credentials: "same-origin" });
+      return guard.logout();
+    },
+  };
 }
 
-const datasetId = Number(new URLSearchParams(location.search).get("dataset"));
-
-window.flow = {
-  guard,
-  /** The page load: sign the guard in as Superset's user. */
-  async signIn() {
-    const me = await getJson("/api/v1/me/");
-    if (me.status !== 200) return { status: me.status };
-    csrf = (await getJson("/api/v1/security/csrf_token/")).body.result;
-    return { status: 200, userId: me.body.result.id, ...guard.login({ userId: me.body.result.id }) };
-  },
-  /** An async chart query; its 202 body recorded as it is. */
-  async runChart() {
-    const response = await fetch("/api/v1/chart/data", {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        datasource: { id: datasetId, type: "table" },
-        force: true,
-        queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
-        result_format: "json",
-        result_type: "full",
-      }),
-    });
-    const body = await response.json();
-    if (response.status !== 202) return { status: response.status, body };
-    return { status: 202, body, record: guard.recordJob(body) };
-  },
-  /** Polls the async event stream until the job's record is terminal (or time runs out). */
-  async pollUntilFinished(jobId, timeoutMs = 60_000) {
-    const events = [];
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-      const lastId = localStorage.getItem("last_async_event_id") ?? "";
-      const { status, body } = await getJson(`/api/v1/async_event/?last_id=${encodeURIComponent(lastId)}`);
-      if (status === 200) {
-        for (const event of body.result) {
-          events.push({ event, applied: guard.applyEvent(event) });
-          localStorage.setItem("last_async_event_id", event.id);
-        }
-      }
-      const record = guard.job(jobId);
-      if (record && ["done", "error", "cancelled"].includes(record.status)) return { record, events };
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return { record: guard.job(jobId), events, timedOut: true };
-  },
-  /** Starts follow() (Superset's own cadence unless told). */
-  follow(options) {
-    window.flow.stop = guard.follow(options);
-  },
-  stopFollowing: () => window.flow.stop?.(),
-  /** Waits, without polling, until follow() has brought the job's record to a final status. */
-  async waitUntilFinished(jobId, timeoutMs = 60_000) {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-      const record = guard.job(jobId);
-      if (record && ["done", "error", "cancelled"].includes(record.status)) {
-        return { record };
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return { record: guard.job(jobId), timedOut: true };
-  },
-  /** The polls of the event stream this page's guard made. */
-  polls: () => requested.filter((u) => new URL(u, location.href).pathname === "/api/v1/async_event/"),
-  cancel: (jobId) => guard.cancel(jobId),
-  checkCancel: (jobId) => guard.checkCancel(jobId),
-  jobs: () => guard.jobs(),
-  recordJob(body) {
-    try {
-      return { record: guard.recordJob(body) };
-    } catch (e) {
-      return { error: { name: e.name, code: e.code, message: e.message } };
-    }
-  },
-  async logout() {
-    await fetch("/logout/", { credentials: "same-origin" });
-    return guard.logout();
-  },
-};
-document.body.dataset.ready = "true";

@@ -3,6 +3,12 @@
 // package in headless Chromium, checking the guard on Superset's real 202 bodies, events,
 // cookies and cancel answer. See shared/superset-6.1-notes.md for what 6.1.0 sends.
 //
+// Superset runs with Talisman on, as it ships: its default Content-Security-Policy with
+// 'wasm-unsafe-eval' added to script-src (superset_config.py). The test page is rendered by
+// Superset itself, so it comes under the very header Superset sends, the request's nonce on its
+// script; the whole flow runs under it. The same page under the unchanged default policy (the
+// header with 'wasm-unsafe-eval' taken out) gets init()'s `wasm_blocked`.
+//
 // The venv is kept in .cache/superset-6.1.0/ (made on the first run, about a minute) and so is
 // an initialised metadata database; each run starts from a copy of it in a temporary folder.
 // It stops exactly the processes it started. Skips, saying why, only when Python 3.11 is
@@ -48,7 +54,7 @@ const skip = python ? false : "Python 3.11 is missing (python3.11 not on PATH): 
 if (skip) console.log(`# superset: skipped: ${skip}`);
 
 const started = [];
-let home, ports, proxy, browser, datasetId;
+let home, ports, proxy, browser, datasetId, defaultPolicy;
 const cancelRequests = [];
 const timings = {};
 
@@ -130,9 +136,45 @@ function supersetEnv() {
     SUPERSET_CONFIG_PATH: join(HERE, "superset_config.py"),
     GUARD_REDIS_PORT: String(ports.redis),
     FLASK_APP: "superset",
+    // Not debug mode: that would send TALISMAN_DEV_CONFIG ('unsafe-eval') instead.
+    FLASK_DEBUG: "0",
     PYTHONUNBUFFERED: "1",
   };
 }
+
+/** 6.1.0's default TALISMAN_CONFIG policy, read from the installed superset/config.py with no
+ * superset_config of ours: each directive's sources, in order. */
+function readDefaultPolicy() {
+  const env = { ...process.env };
+  delete env.SUPERSET_CONFIG_PATH;
+  const script =
+    "import json; from superset.config import TALISMAN_CONFIG as c; " +
+    "print(json.dumps(c['content_security_policy']))";
+  const out = execFileSync(join(VENV, "bin", "python"), ["-c", script], { env, cwd: home, encoding: "utf8" });
+  const policy = JSON.parse(out.trim().split("\n").at(-1));
+  return Object.fromEntries(Object.entries(policy).map(([k, v]) => [k, [v].flat()]));
+}
+
+/** A Content-Security-Policy header as directive -> sources, the nonce set apart. */
+function parsePolicy(header) {
+  const policy = {};
+  let nonce = null;
+  for (const part of header.split(";")) {
+    const [name, ...sources] = part.trim().split(/\s+/);
+    if (!name) continue;
+    policy[name] = sources.filter((s) => {
+      const m = s.match(/^'nonce-(.+)'$/);
+      if (m) nonce = m[1];
+      return !m;
+    });
+  }
+  return { policy, nonce };
+}
+
+const WITH_WASM = () => ({
+  ...defaultPolicy,
+  "script-src": [...defaultPolicy["script-src"], "'wasm-unsafe-eval'"],
+});
 
 /** `superset db upgrade`, two admins, `superset init`: once, kept as a template database. */
 function ensureMetadata(env) {
@@ -171,7 +213,9 @@ function writeData() {
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
 
-/** Serves the test page and the built package under /guard/; everything else goes to Superset. */
+/** Serves the test page's script and the built package under /guard/; everything else (the
+ * page itself, /guard/index.html, rendered by Superset) goes to Superset. With ?csp=default the
+ * page's header loses 'wasm-unsafe-eval': Superset's unchanged default policy. */
 function startProxy() {
   const files = (path) => {
     const rel = decodeURIComponent(path.slice("/guard/".length));
@@ -182,7 +226,9 @@ function startProxy() {
     return ok ? file : null;
   };
   const server = createServer(async (req, res) => {
-    if (req.url.startsWith("/guard/")) {
+    const url = new URL(req.url, "http://x");
+    const isPage = url.pathname === "/guard/index.html";
+    if (req.url.startsWith("/guard/") && !isPage) {
       const file = files(new URL(req.url, "http://x").pathname);
       try {
         const body = await readFile(file);
@@ -203,7 +249,11 @@ function startProxy() {
             type: answer.headers["content-type"],
           });
         }
-        res.writeHead(answer.statusCode, answer.headers);
+        const headers = { ...answer.headers };
+        if (isPage && url.searchParams.get("csp") === "default") {
+          headers["content-security-policy"] = headers["content-security-policy"]?.replace(/ 'wasm-unsafe-eval'/g, "");
+        }
+        res.writeHead(answer.statusCode, headers);
         answer.pipe(res);
       },
     );
@@ -239,12 +289,37 @@ async function asyncToken(context) {
   return { ...JSON.parse(Buffer.from(cookie.value.split(".")[1], "base64url").toString()), httpOnly: cookie.httpOnly };
 }
 
-async function openFlow(context) {
+/** Opens the test page as Superset serves it (`csp: "default"`: with 'wasm-unsafe-eval' taken
+ * out of its header); `page.csp` is the header it came with and the nonce on its script. */
+async function openPage(context, { csp } = {}) {
   const page = await context.newPage();
   page.errors = [];
   page.on("pageerror", (e) => page.errors.push(e));
-  await page.goto(`${base()}/guard/index.html?dataset=${datasetId}`);
-  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+  // The browser's console: where Chromium says which script the policy refused.
+  const consoleLines = [];
+  page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  const query = new URLSearchParams({ dataset: String(datasetId), ...(csp ? { csp } : {}) });
+  const response = await page.goto(`${base()}/guard/index.html?${query}`);
+  assert.equal(response.status(), 200);
+  const header = response.headers()["content-security-policy"];
+  assert.ok(header, "Superset sends the page a Content-Security-Policy");
+  const html = await response.text();
+  page.csp = { header, ...parsePolicy(header), scriptNonces: [...html.matchAll(/<script\b[^>]*\bnonce="([^"]*)"/g)].map((m) => m[1]) };
+  await page.waitForSelector("body[data-ready=true]", { state: "attached", timeout: 20_000 }).catch((e) => {
+    throw new Error(`the test page's script did not finish (${e.message}); the console:\n${consoleLines.join("\n")}`);
+  });
+  return page;
+}
+
+/** The test page under Superset's policy with 'wasm-unsafe-eval': its flow loaded. */
+async function openFlow(context) {
+  const page = await openPage(context);
+  assert.deepEqual(page.csp.policy, WITH_WASM(), page.csp.header);
+  assert.ok(page.csp.nonce, "a nonce in script-src");
+  assert.deepEqual(page.csp.scriptNonces, [page.csp.nonce], "the page's script carries the header's nonce");
+  const failure = await page.evaluate(() => window.initFailure ?? null);
+  assert.equal(failure, null, `init() under Superset's policy: ${JSON.stringify(failure)}`);
+  assert.equal(await page.getAttribute("body", "data-init"), "loaded");
   return page;
 }
 
@@ -256,6 +331,7 @@ before(async () => {
   timings.venv = ensureVenv();
   timings.venvSeconds = (Date.now() - t) / 1000;
   home = mkdtempSync(join(tmpdir(), "sjg-superset-"));
+  defaultPolicy = readDefaultPolicy();
   ports = { redis: await freePort(), superset: await freePort(), proxy: await freePort() };
   const env = supersetEnv();
   startProcess("redis", redis, ["--port", String(ports.redis), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], env);
@@ -302,6 +378,56 @@ after(async () => {
   }
 });
 
+test("Talisman on: Superset's /login/ and the test page come under its default policy plus 'wasm-unsafe-eval', a fresh nonce each, the page's script carrying it", { skip }, async () => {
+  assert.deepEqual(defaultPolicy["script-src"], ["'self'", "'strict-dynamic'"], "6.1.0's default script-src");
+  const context = await browser.newContext();
+  const login = await context.request.get(`${base()}/login/`);
+  assert.equal(login.status(), 200);
+  const sent = parsePolicy(login.headers()["content-security-policy"] ?? "");
+  assert.deepEqual(sent.policy, WITH_WASM(), "Superset's own page: the default policy, 'wasm-unsafe-eval' added");
+  assert.deepEqual(sent.policy["script-src"], ["'self'", "'strict-dynamic'", "'wasm-unsafe-eval'"]);
+  assert.ok(sent.nonce, "Superset's header carries a nonce");
+  assert.ok((await login.text()).includes(`nonce="${sent.nonce}"`), "Superset's own scripts carry it");
+  console.log(`# superset: Content-Security-Policy of GET /login/: ${login.headers()["content-security-policy"]}`);
+
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  assert.notEqual(page.csp.nonce, sent.nonce, "a nonce per response");
+  console.log(`# superset: Content-Security-Policy of the test page: ${page.csp.header}`);
+  assert.equal((await page.evaluate(() => window.flow.signIn())).status, 200);
+  assert.deepEqual(await page.evaluate(() => window.violations()), []);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test("under Superset's unchanged default policy (no 'wasm-unsafe-eval') init() rejects with a GuardError `wasm_blocked` that names 'wasm-unsafe-eval'", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openPage(context, { csp: "default" });
+  console.log(`# superset: Content-Security-Policy of the blocked page: ${page.csp.header}`);
+  assert.deepEqual(page.csp.policy, defaultPolicy, "exactly 6.1.0's default policy");
+  assert.ok(page.csp.nonce);
+  assert.deepEqual(page.csp.scriptNonces, [page.csp.nonce], "the page's script ran under its nonce");
+  assert.equal(await page.getAttribute("body", "data-init"), "failed");
+  const failure = await page.evaluate(() => window.initFailure);
+  assert.equal(failure.isGuardError, true, JSON.stringify(failure));
+  assert.equal(failure.name, "GuardError");
+  assert.equal(failure.code, "wasm_blocked", failure.message);
+  assert.match(failure.message, /'wasm-unsafe-eval'/);
+  assert.match(
+    failure.message,
+    /TALISMAN_CONFIG\["content_security_policy"\]\["script-src"\] = \["'self'", "'strict-dynamic'", "'wasm-unsafe-eval'"\]/,
+  );
+  assert.match(failure.message, /Content Security Policy/, "Chromium's own words");
+  assert.match(failure.cause, /^CompileError: /, "the browser's error is the cause");
+  console.log(`# superset: init() under the default policy: ${failure.name} ${failure.code}: ${failure.message}`);
+  assert.equal(await page.evaluate(() => typeof window.flow), "undefined", "no flow without the module");
+  const violations = await page.evaluate(() => window.violations());
+  assert.ok(violations.some((v) => v.directive === "script-src" && v.disposition === "enforce"), JSON.stringify(violations));
+  assert.deepEqual(page.errors, [], "the rejection was caught, nothing else failed");
+  await context.close();
+});
+
 test("records the real 202 body for the signed-in user and channel, and applies its done event", { skip }, async () => {
   const context = await browser.newContext();
   await signIn(context, "alice");
@@ -325,6 +451,7 @@ test("records the real 202 body for the signed-in user and channel, and applies 
   // 6.1.0 emits only terminal events.
   assert.deepEqual([...new Set(done.events.map((e) => e.event.status))].filter((s) => s !== "done" && s !== "error"), []);
   assert.deepEqual(page.errors, []);
+  assert.deepEqual(await page.evaluate(() => window.violations()), [], "nothing refused by Superset's policy");
   await context.close();
 });
 
@@ -357,6 +484,7 @@ test("follow(): two tabs, one poller; the real job reaches its final status with
   const after = (await Promise.all(tabs.map((tab) => tab.evaluate(() => window.flow.polls().length)))).reduce((a, b) => a + b);
   assert.equal(after, before, "no polls with no running record");
   for (const tab of tabs) assert.deepEqual(tab.errors, []);
+  for (const tab of tabs) assert.deepEqual(await tab.evaluate(() => window.violations()), []);
   await context.close();
 });
 
