@@ -64,8 +64,9 @@ const own = (base, prefix) => new URL(`${prefix}/superset-job-guard/pkg/superset
 // Once per page (a failed load may be tried again). Without an argument: the .wasm beside the
 // glue (a bundler's asset), the package's folder in the node_modules/ this file came from
 // (Vite's dev server pre-bundles the package into its cacheDir without it: Vite's issue
-// #8427), the page's /node_modules/; in Node, the file. Only a 2xx starting with "\0asm" is
-// compiled; none is wasm_not_found; a CSP that forbids WebAssembly, wasm_blocked.
+// #8427), the page's /node_modules/; in Node, the file. Only a 2xx is compiled: one served as
+// application/wasm as it downloads, any other only if it starts with "\0asm". None is
+// wasm_not_found; a CSP that forbids WebAssembly, wasm_blocked.
 export default function init(input) {
   loaded ??= start(input).then(
     (exports) => {
@@ -127,10 +128,16 @@ async function find(sources) {
       continue;
     }
     const type = answer.headers.get("content-type");
-    if (!answer.ok) tried.push(`${where} (${answer.status})`);
-    else if (!isWasm(await head(answer))) tried.push(`${where} (${answer.status} ${type ?? "without a content-type"}, not WebAssembly)`);
-    // Streamed when served as application/wasm; else as bytes (wasm-bindgen would warn).
-    else return compile(/^application\/wasm\b/i.test(type ?? "") ? answer : await answer.arrayBuffer());
+    if (!answer.ok) {
+      tried.push(`${where} (${answer.status})`);
+      continue;
+    }
+    // Served as application/wasm: compiled while it downloads. Anything else (a dev server's
+    // HTML fallback) is read first, and compiled only if it is WebAssembly.
+    if (/^application\/wasm\b/i.test(type ?? "")) return compile(answer);
+    const bytes = new Uint8Array(await answer.arrayBuffer());
+    if (isWasm(bytes)) return compile(bytes);
+    tried.push(`${where} (${answer.status} ${type ?? "without a content-type"}, not WebAssembly)`);
   }
   throw guardError(
     "wasm_not_found",
@@ -141,19 +148,6 @@ async function find(sources) {
 }
 
 const isWasm = (b) => b.length >= 4 && b[0] === 0 && b[1] === 0x61 && b[2] === 0x73 && b[3] === 0x6d; // "\0asm"
-
-// The first bytes of a response's body, read from a clone (the response stays unread).
-async function head(response) {
-  const reader = response.clone().body?.getReader();
-  const bytes = [];
-  while (reader && bytes.length < 4) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes.push(...value.subarray(0, 4));
-  }
-  reader?.cancel().catch(() => {});
-  return bytes;
-}
 
 async function compile(source) {
   try {
