@@ -109,8 +109,7 @@ mod native {
     fn outputs(s: &mut Samples) -> Result<(), String> {
         let clock = ManualClock::at(1_700_000_000_000);
         let mut store = JobStore::new(MemoryStorage::new(), clock, &GuardOptions::default());
-        let session =
-            Session::from_login(&json!({"userId": 1, "channelId": "c-1"})).map_err(err)?;
+        let session = Session::from_login(json!({"userId": 1, "channelId": "c-1"})).map_err(err)?;
         store.login(session.clone()).map_err(err)?;
         s.add("SessionInfo", &session.info())?;
         let meta = JobMetadata::read(json!({

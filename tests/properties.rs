@@ -238,7 +238,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Login(u, c) => {
-                    if let Ok(s) = Session::from_login(&json!({"userId": u, "channelId": c})) {
+                    if let Ok(s) = Session::from_login(json!({"userId": u, "channelId": c})) {
                         store.login(s).unwrap();
                     }
                 }

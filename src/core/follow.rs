@@ -17,13 +17,12 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Deserializer};
 
 use super::error::GuardError;
-use super::ids::quote;
-use super::options::{refuse, whole};
+use super::options::{refuse, unknown_option, whole};
 use super::random::Random;
 use super::response::Contract;
 use super::retry::{jitter, parse_retry_after};
 use super::task::StatusChange;
-use super::wire::{self, Field, Keys};
+use super::wire::{self, Field};
 
 /// Superset's polling delay (`GLOBAL_ASYNC_QUERIES_POLLING_DELAY`, and the task framework's
 /// first interval).
@@ -54,7 +53,7 @@ impl Default for FollowOptions {
 
 /// The options of `follow(options?)`, every one optional.
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(
     all(target_arch = "wasm32", feature = "follow"),
     derive(tsify::Tsify),
@@ -77,30 +76,19 @@ pub struct FollowWire {
     max_interval_ms: Field<Option<f64>>,
 }
 
-const KEYS: Keys = Keys {
-    known: &["intervalMs", "maxIntervalMs"],
-    nested: None,
-};
-
 const INTERVAL_RULE: &str =
     "`intervalMs` must be a whole number of milliseconds from 100 to 600000";
 const MAX_INTERVAL_RULE: &str =
     "`maxIntervalMs` must be a whole number of milliseconds from `intervalMs` to 600000";
 
 impl FollowOptions {
-    /// Reads `follow(options?)`'s options: `null`/`undefined` means the defaults; unknown keys
-    /// and values breaking a rule are refused (`invalid_options`). `value` makes a
-    /// deserializer of them each time it is called (read twice: the keys, then the values).
-    pub fn read_with<'de, D: Deserializer<'de>>(value: impl Fn() -> D) -> Result<Self, GuardError> {
-        if let Some(key) = KEYS.unknown(value()) {
-            return Err(GuardError::InvalidOptions(format!(
-                "unknown option `{}` of follow (known: {})",
-                quote(&key),
-                KEYS.known.join(", ")
-            )));
-        }
-        let w: Option<FollowWire> = wire::read(value(), "expected an object or undefined")
-            .map_err(GuardError::InvalidOptions)?;
+    /// Reads `follow(options?)`'s options, once: `null`/`undefined` means the defaults; unknown
+    /// keys and values breaking a rule are refused (`invalid_options`).
+    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
+        let w: Option<FollowWire> =
+            wire::read(value, "expected an object or undefined").map_err(|m| {
+                unknown_option(&m, " of follow").unwrap_or(GuardError::InvalidOptions(m))
+            })?;
         let w = w.unwrap_or_default();
         let mut o = Self::default();
         let interval = w
@@ -121,11 +109,6 @@ impl FollowOptions {
                 .ok_or_else(|| refuse(MAX_INTERVAL_RULE))?;
         }
         Ok(o)
-    }
-
-    /// [`read_with`](Self::read_with) from a deserializer that can be copied (`&Value`).
-    pub fn read<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
-        Self::read_with(|| value)
     }
 }
 

@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use super::error::GuardError;
 use super::ids::{quote, TabId};
+use super::quiet::Json;
 use super::response::{Contract, CONTRACT_RULE};
 use super::retry::RetryPolicy;
-use super::wire::{self, AnyJson, Field, Keys};
+use super::wire::{self, AnyJson, Field};
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
@@ -82,10 +83,11 @@ impl Default for GuardOptions {
 
 /// The options of `new JobGuard(options)`, every one optional. `null` reads as absent; unknown
 /// options are refused.
-// Unknown keys are found through `KEYS`. Each field's TypeScript type is the one its rule
-// takes (a `Field` tells a missing option from one of the wrong type).
+// An unknown key is refused by `deny_unknown_fields` (its message rewritten by
+// [`unknown_option`]). Each field's TypeScript type is the one its rule takes (a `Field` tells
+// a missing option from one of the wrong type).
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(
     target_arch = "wasm32",
     derive(tsify::Tsify),
@@ -115,7 +117,7 @@ pub struct OptionsWire {
     /// Retries of transient failures. `attempts` counts every request, the first included.
     /// Defaults 3, 200, 5000.
     #[cfg_attr(target_arch = "wasm32", tsify(type = "RetryOptions"))]
-    retry: Field<Option<RetryWire>>,
+    retry: Field<Option<AnyJson>>,
     /// The server contract. Default `"async_event"`.
     #[cfg_attr(target_arch = "wasm32", tsify(type = "Contract"))]
     contract: Field<Option<Contract>>,
@@ -140,7 +142,7 @@ pub struct OptionsWire {
 
 /// Retries of transient failures (`GuardOptions.retry`).
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(
     target_arch = "wasm32",
     derive(tsify::Tsify),
@@ -157,26 +159,6 @@ pub struct RetryWire {
     #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     max_delay_ms: Field<Option<f64>>,
 }
-
-const KNOWN_RETRY: &[&str] = &["attempts", "baseDelayMs", "maxDelayMs"];
-
-/// The options' keys (as [`OptionsWire`] and [`RetryWire`] name them).
-pub const KEYS: Keys = Keys {
-    known: &[
-        "namespace",
-        "ttlSeconds",
-        "maxJobs",
-        "storage",
-        "cancelUrl",
-        "headers",
-        "retry",
-        "contract",
-        "tabId",
-        "timeoutMs",
-        "fetch",
-    ],
-    nested: Some(("retry", KNOWN_RETRY)),
-};
 
 // The rule each option keeps, as its error message says it (a test checks the numbers against
 // the constants above).
@@ -211,31 +193,25 @@ pub(super) fn whole(v: f64, min: u64, max: u64) -> Option<u64> {
 }
 
 impl GuardOptions {
-    /// Reads and validates the options; `null`/`undefined` means all defaults. `value` makes
-    /// a deserializer of them each time it is called (it is read twice: its keys, then the
-    /// options).
-    pub fn read_with<'de, D: Deserializer<'de>>(value: impl Fn() -> D) -> Result<Self, GuardError> {
-        if let Some(key) = KEYS.unknown(value()) {
-            let known = if key.contains('.') {
-                KNOWN_RETRY
-            } else {
-                KEYS.known
-            };
-            return Err(GuardError::InvalidOptions(format!(
-                "unknown option `{}` (known: {})",
-                quote(&key),
-                known.join(", ")
-            )));
-        }
-        let wire: Option<OptionsWire> = wire::read(value(), "expected an object or undefined")
-            .map_err(GuardError::InvalidOptions)?;
+    /// Reads and validates the options, once: `null`/`undefined` means all defaults; an
+    /// unknown option (`retry`'s too) and a value breaking its rule are refused
+    /// (`invalid_options`).
+    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
+        let wire: Option<OptionsWire> = wire::read(value, "expected an object or undefined")
+            .map_err(|m| unknown_option(&m, "").unwrap_or(GuardError::InvalidOptions(m)))?;
         Self::try_from(wire.unwrap_or_default())
     }
+}
 
-    /// [`read_with`](Self::read_with) from a deserializer that can be copied (`&Value`).
-    pub fn read<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
-        Self::read_with(|| value)
-    }
+/// An unknown option, as serde's `deny_unknown_fields` said it: ``unknown option `x`{of} (known:
+/// …)``, `x` prefixed by `path` (`retry.`), naming the options known there.
+pub(super) fn unknown_option(message: &str, of: &str) -> Option<GuardError> {
+    let (key, known) = wire::unknown_field(message)?;
+    Some(GuardError::InvalidOptions(format!(
+        "unknown option `{}`{of} (known: {})",
+        quote(&key),
+        known.join(", ")
+    )))
 }
 
 impl TryFrom<OptionsWire> for GuardOptions {
@@ -243,6 +219,22 @@ impl TryFrom<OptionsWire> for GuardOptions {
 
     fn try_from(w: OptionsWire) -> Result<Self, GuardError> {
         let mut o = GuardOptions::default();
+        // `retry`'s keys are read first, as the options' own are: an unknown one is refused
+        // before any value.
+        let retry = match take(w.retry, RETRY_RULE)? {
+            None | Some(AnyJson(Value::Null)) => None,
+            Some(AnyJson(value)) => Some(RetryWire::deserialize(Json(&value)).map_err(|e| {
+                let m = e.to_string();
+                match wire::unknown_field(&m) {
+                    Some((key, known)) => GuardError::InvalidOptions(format!(
+                        "unknown option `retry.{}` (known: {})",
+                        quote(&key),
+                        known.join(", ")
+                    )),
+                    None => refuse(RETRY_RULE),
+                }
+            })?),
+        };
         if let Some(ns) = take(w.namespace, NAMESPACE_RULE)? {
             let ok = !ns.is_empty()
                 && ns.chars().count() <= MAX_NAMESPACE_LEN
@@ -321,7 +313,7 @@ impl TryFrom<OptionsWire> for GuardOptions {
         if let Some(ms) = take(w.timeout_ms, TIMEOUT_RULE)? {
             o.timeout_ms = whole(ms, 1, MAX_TIMEOUT_MS).ok_or_else(|| refuse(TIMEOUT_RULE))?;
         }
-        if let Some(r) = take(w.retry, RETRY_RULE)? {
+        if let Some(r) = retry {
             let read =
                 |v: Field<Option<f64>>, field: &str, min: u64, max: u64, default: u64| match v
                     .nullable()

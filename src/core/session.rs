@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::error::GuardError;
 use super::ids::{quote, ChannelId, GuestKey, MaybeUser, UserId, MAX_ID_LEN};
 use super::model::JobRecord;
-use super::wire::{self, Field, Keys};
+use super::wire::{self, Field};
 
 /// The signed-in session: a user (`None` for guests and anonymous users), for a guest the key
 /// the app derived from its guest token, and, once known, the async channel the server minted
@@ -43,20 +43,14 @@ impl TryFrom<MarkerWire> for Session {
     }
 }
 
-/// What the app passes to `login`: `{ userId, channelId?, guestKey? }` ([`LOGIN_KEYS`]).
+/// What the app passes to `login`: `{ userId, channelId?, guestKey? }`, no other key.
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct LoginWire {
     user_id: Field<MaybeUser>,
     channel_id: Field<Option<ChannelId>>,
     guest_key: Field<Option<GuestKey>>,
 }
-
-/// The keys `login` takes.
-pub const LOGIN_KEYS: Keys = Keys {
-    known: &["userId", "channelId", "guestKey"],
-    nested: None,
-};
 
 fn channel_rule() -> String {
     format!("`channelId` must be null or a non-empty string of at most {MAX_ID_LEN} characters")
@@ -90,23 +84,20 @@ impl Session {
         self.user_id == other.user_id && self.guest_key == other.guest_key
     }
 
-    /// Reads what the app passes to `login`: `{ userId, channelId? }`. `value` makes a
-    /// deserializer of it each time it is called (it is read twice: its keys, then the session).
-    pub fn login_with<'de, D: Deserializer<'de>>(
-        value: impl Fn() -> D,
-    ) -> Result<Self, GuardError> {
+    /// Reads what the app passes to `login`, once: `{ userId, channelId?, guestKey? }`.
+    pub fn from_login<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
         let invalid = GuardError::InvalidSession;
-        if let Some(key) = LOGIN_KEYS.unknown(value()) {
-            return Err(invalid(format!(
-                "unknown field `{}` (expected userId and optionally channelId, guestKey)",
-                quote(&key)
-            )));
-        }
         let w: LoginWire = wire::read(
-            value(),
+            value,
             "expected an object { userId, channelId? } (userId null for guests)",
         )
-        .map_err(invalid)?;
+        .map_err(|m| match wire::unknown_field(&m) {
+            Some((key, _)) => invalid(format!(
+                "unknown field `{}` (expected userId and optionally channelId, guestKey)",
+                quote(&key)
+            )),
+            None => invalid(m),
+        })?;
         let user_id = match w.user_id {
             Field::Valid(user) => user,
             Field::Missing => return Err(invalid("`userId` is required (null for guests)".into())),
@@ -127,11 +118,6 @@ impl Session {
             .nullable()
             .map_err(|_| invalid(guest_key_rule()))?;
         Self::new(user_id, channel_id, guest_key).map_err(invalid)
-    }
-
-    /// [`login_with`](Self::login_with) from a deserializer that can be copied (`&Value`).
-    pub fn from_login<'de, D: Deserializer<'de> + Copy>(value: D) -> Result<Self, GuardError> {
-        Self::login_with(|| value)
     }
 
     /// Reads a stored session marker's text; anything malformed is `None`.

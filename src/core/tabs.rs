@@ -146,7 +146,7 @@ mod tests {
     use serde_json::json;
 
     fn session(v: serde_json::Value) -> Session {
-        Session::login_with(|| Json(&v)).unwrap()
+        Session::from_login(Json(&v)).unwrap()
     }
 
     fn message(kind: &str, user: Option<&str>) -> Message {

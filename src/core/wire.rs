@@ -77,61 +77,22 @@ fn message(serde_message: String, expected: &str) -> String {
     }
 }
 
-/// The keys an object may have; `nested` names one key whose value is an object with keys of
-/// its own (the options' `retry`).
-pub struct Keys {
-    pub known: &'static [&'static str],
-    pub nested: Option<(&'static str, &'static [&'static str])>,
-}
-
-impl Keys {
-    /// The first key of the object `deserializer` holds that is not known (a nested one as
-    /// `outer.inner`). Anything that is not an object has none: the model's reader says what
-    /// is wrong with it. (Read apart from the model, so that the message names the option and
-    /// lists the known ones, where `deny_unknown_fields` would give serde's own words.)
-    pub fn unknown<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Option<String> {
-        deserializer.deserialize_map(self).ok().flatten()
-    }
-}
-
-impl<'de> Visitor<'de> for &Keys {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
-        // Every entry is read (a deserializer may refuse a map left half-read); the first
-        // unknown key is the answer.
-        let mut first = None;
-        while let Some(key) = map.next_key::<String>()? {
-            let unknown = match self.nested {
-                Some((name, known)) if key == name => {
-                    let inner = Keys {
-                        known,
-                        nested: None,
-                    };
-                    map.next_value_seed(&inner)?
-                        .map(|inner| format!("{key}.{inner}"))
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    (!self.known.contains(&key.as_str())).then_some(key)
-                }
-            };
-            first = first.or(unknown);
-        }
-        Ok(first)
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for &Keys {
-    type Value = Option<String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        Ok(self.unknown(deserializer))
-    }
+/// The key a struct with `#[serde(deny_unknown_fields)]` did not know, and the names it knows,
+/// from serde's message for it (`` unknown field `x`, expected one of `a`, `b` ``): the one
+/// shape of that error every deserializer writes. `None` for any other message.
+pub fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let end = rest
+        .rfind("`, expected ")
+        .or_else(|| rest.rfind("`, there are no fields"))?;
+    let (key, known) = (rest.get(..end)?, rest.get(end + 1..)?);
+    let known = known
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    Some((key.to_owned(), known))
 }
 
 /// How deep JSON of any shape (`errors`, `headers`) may nest: every JSON from outside (an
@@ -242,6 +203,48 @@ impl<'de> Visitor<'de> for Depth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_field_is_read_from_serdes_one_message_for_it() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Two {
+            interval_ms: Option<u8>,
+            max_interval_ms: Option<u8>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Three {
+            a: Option<u8>,
+            b: Option<u8>,
+            c: Option<u8>,
+        }
+        let err = |v: Value| -> String {
+            match serde::Deserialize::deserialize(crate::core::quiet::Json(&v)) {
+                Ok(Two { .. }) => String::new(),
+                Err(e) => e.to_string(),
+            }
+        };
+        let m = err(serde_json::json!({"interval": 1}));
+        assert_eq!(
+            unknown_field(&m),
+            Some((
+                "interval".to_owned(),
+                vec!["intervalMs".to_owned(), "maxIntervalMs".to_owned()]
+            ))
+        );
+        // A key with backticks and commas of its own, and serde_json's own deserializer.
+        let odd = "a`, expected `x";
+        let e = serde_json::from_value::<Three>(serde_json::json!({ odd: 1 })).unwrap_err();
+        let (key, known) = unknown_field(&e.to_string()).unwrap();
+        assert_eq!(
+            (key.as_str(), known),
+            (odd, vec!["a".to_owned(), "b".into(), "c".into()])
+        );
+        assert_eq!(unknown_field("invalid type: a number"), None);
+    }
 
     #[test]
     fn any_json_keeps_everything_but_proto_keys_within_the_depth() {

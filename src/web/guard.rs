@@ -76,7 +76,7 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
             ))
         })?)
     };
-    let options = GuardOptions::read_with(|| options.read())?;
+    let options = GuardOptions::read(options.read())?;
     Ok((options, fetch))
 }
 
@@ -228,7 +228,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "FollowOptions")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
         let options = plain(&options, None, GuardError::InvalidOptions)?;
-        let options = crate::core::follow::FollowOptions::read_with(|| options.read())?;
+        let options = crate::core::follow::FollowOptions::read(options.read())?;
         Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
     }
 
@@ -236,7 +236,7 @@ impl JobGuard {
     /// first. Returns how many records were removed.
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?;
-        let session = Session::login_with(|| session.read())?;
+        let session = Session::from_login(session.read())?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
             let signed = g.store.sign_in(session)?;
