@@ -20,6 +20,7 @@ use crate::core::endpoints::{is_json_type, read_status, read_task_error, Limit};
 use crate::core::follow::{classify_poll, Cadence, ChangesPage, EventId, PollAnswer, TaskCursor};
 use crate::core::ids::TaskId;
 use crate::core::model::{JobRecord, Status, TaskStatus};
+use crate::core::options::GuardOptions;
 use crate::core::pages::EventPage;
 use crate::core::quiet::{self, Json};
 use crate::core::response::Contract;
@@ -172,15 +173,12 @@ pub(super) async fn once(
                         None
                     }
                     (Some(body), Contract::Task) => match apply_changes(state, cursor, &body) {
-                        Some(mut failed) => {
-                            let mut changed = failed.len();
+                        Some(mut changed) => {
                             if !sent_cursor {
-                                changed +=
-                                    read_statuses(state, &client, &poll, &running, &mut failed)
-                                        .await;
+                                read_statuses(state, &client, &poll, &running, &mut changed).await;
                             }
-                            read_reasons(state, &client, &poll, &failed).await;
-                            Some(changed)
+                            read_reasons(state, &client, &poll, &changed.failed).await;
+                            Some(changed.records)
                         }
                         None => {
                             skip_changes(state, cursor);
@@ -311,16 +309,29 @@ fn skip_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor) {
     }
 }
 
-/// Applies a `status_changes` answer and takes its cursor: the records that changed, as the
-/// ids of those that failed (for [`read_reasons`]) beside the others (`None` in their place).
-fn apply_changes(
-    state: &Rc<RefCell<Inner>>,
-    cursor: &mut Cursor,
-    body: &str,
-) -> Option<Vec<Option<String>>> {
+/// The task records an answer changed: how many, and the ids of those that failed (whose
+/// reasons are read back).
+#[derive(Default)]
+struct Changed {
+    records: usize,
+    failed: Vec<String>,
+}
+
+impl Changed {
+    fn add(&mut self, records: &[JobRecord]) {
+        self.records += records.len();
+        let failed = records
+            .iter()
+            .filter(|r| r.status() == Status::Task(TaskStatus::Failure));
+        self.failed.extend(failed.map(|r| r.job_id.to_string()));
+    }
+}
+
+/// Applies a `status_changes` answer and takes its cursor: the records that changed.
+fn apply_changes(state: &Rc<RefCell<Inner>>, cursor: &mut Cursor, body: &str) -> Option<Changed> {
     let body = quiet::parse(body).ok()?;
     let page = ChangesPage::read_with(|| Json(&body)).ok()?;
-    let changed = state
+    let records = state
         .try_borrow_mut()
         .ok()?
         .store
@@ -328,34 +339,38 @@ fn apply_changes(
     if page.cursor.is_some() {
         cursor.task = page.cursor;
     }
-    Some(changed.iter().map(failed_id).collect())
+    let mut changed = Changed::default();
+    changed.add(&records);
+    Some(changed)
 }
 
-/// A changed record's id if it is a task that failed.
-fn failed_id(record: &JobRecord) -> Option<String> {
-    (record.status() == Status::Task(TaskStatus::Failure)).then(|| record.job_id.to_string())
+/// Reads task `id` back once: a `GET` of the URL `url_for` makes for it (with the poll's
+/// headers), its 2xx JSON answer read by `read`.
+async fn read_back<T>(
+    state: &Rc<RefCell<Inner>>,
+    client: &Client,
+    poll: &Request,
+    id: &str,
+    url_for: fn(&GuardOptions, &str) -> String,
+    read: fn(&str) -> Option<T>,
+) -> Option<T> {
+    let url = state.try_borrow().ok().map(|g| url_for(&g.options, id))?;
+    get_text(client, poll, &url).await.as_deref().and_then(read)
 }
 
 /// After a fresh cursor (the first poll, or after the server refused the cursor): each running
-/// task's status, read back, so that no change made before the cursor is lost. How many
-/// records changed; those that failed are added to `failed`.
+/// task's status, read back, so that no change made before the cursor is lost; the records that
+/// changed are added to `changed`.
 async fn read_statuses(
     state: &Rc<RefCell<Inner>>,
     client: &Client,
     poll: &Request,
     running: &[String],
-    failed: &mut Vec<Option<String>>,
-) -> usize {
-    let mut changed = 0;
+    changed: &mut Changed,
+) {
     for id in running {
-        let Ok(url) = state.try_borrow().map(|g| g.options.status_url_for(id)) else {
-            break;
-        };
-        let Some(status) = get_text(client, poll, &url)
-            .await
-            .as_deref()
-            .and_then(read_status)
-        else {
+        let url_for = GuardOptions::status_url_for;
+        let Some(status) = read_back(state, client, poll, id, url_for, read_status).await else {
             continue;
         };
         let Some(task_id) = TaskId::parse(id) else {
@@ -366,12 +381,9 @@ async fn read_statuses(
             status: Some(status),
         };
         if let Ok(mut guard) = state.try_borrow_mut() {
-            let records = guard.store.apply_task_statuses(vec![change]);
-            changed += records.len();
-            failed.extend(records.iter().map(failed_id));
+            changed.add(&guard.store.apply_task_statuses(vec![change]));
         }
     }
-    changed
 }
 
 /// Each task that failed: why, read back as Superset's own frontend reads it
@@ -381,16 +393,11 @@ async fn read_reasons(
     state: &Rc<RefCell<Inner>>,
     client: &Client,
     poll: &Request,
-    failed: &[Option<String>],
+    failed: &[String],
 ) {
-    for id in failed.iter().flatten() {
-        let Ok(url) = state.try_borrow().map(|g| g.options.task_url_for(id)) else {
-            break;
-        };
-        let Some(reason) = get_text(client, poll, &url)
-            .await
-            .as_deref()
-            .and_then(read_task_error)
+    for id in failed {
+        let url_for = GuardOptions::task_url_for;
+        let Some(reason) = read_back(state, client, poll, id, url_for, read_task_error).await
         else {
             continue;
         };
