@@ -73,8 +73,49 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
 }
 
 /// An HTTP date (RFC 9110 §5.6.7: IMF-fixdate, RFC 850 or asctime) as milliseconds since the
-/// epoch, read by httpdate (which also checks the weekday, and takes no leap second).
+/// epoch, read by httpdate with two allowances its strictness leaves out and the guard kept
+/// before it: a leap second (`23:59:60`, the next day's first second) and a weekday that is not
+/// the date's own (the date is what the server means; nothing reads the weekday).
 pub fn parse_http_date(value: &str) -> Option<u64> {
+    match value.find(LEAP_SECOND) {
+        Some(at) => {
+            let second_before = [&value[..at], ":59 ", &value[at + LEAP_SECOND.len()..]].concat();
+            any_weekday(&second_before)?.checked_add(1000)
+        }
+        None => any_weekday(value),
+    }
+}
+
+/// The seconds field of a leap second: the time is followed by a space in every form.
+const LEAP_SECOND: &str = ":60 ";
+
+/// httpdate's reading of `value`; if it refuses the weekday, its reading with the date's own.
+fn any_weekday(value: &str) -> Option<u64> {
+    const SHORT: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const LONG: [&str; 7] = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
+    if let Some(at) = httpdate_ms(value) {
+        return Some(at);
+    }
+    let (day, rest) = value.split_at(value.find([',', ' '])?);
+    let names = if day.len() == 3 { SHORT } else { LONG };
+    if !names.contains(&day) {
+        return None;
+    }
+    names
+        .iter()
+        .filter(|name| **name != day)
+        .find_map(|name| httpdate_ms(&[name, rest].concat()))
+}
+
+fn httpdate_ms(value: &str) -> Option<u64> {
     let at = httpdate::parse_http_date(value).ok()?;
     let since = at.duration_since(std::time::UNIX_EPOCH).ok()?;
     u64::try_from(since.as_millis()).ok()
@@ -112,16 +153,37 @@ mod tests {
             parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
             Some(1_835_481_599_000)
         );
-        // RFC 850's two-digit years.
+        // RFC 850's two-digit years: 00-69 are 2000-2069, 70-99 are 1970-1999.
         assert_eq!(
             parse_http_date("Sunday, 07-Nov-27 08:49:37 GMT"),
             parse_http_date("Sun, 07 Nov 2027 08:49:37 GMT")
         );
+        assert_eq!(
+            parse_http_date("Wednesday, 01-Jan-69 00:00:00 GMT"),
+            Some(3_124_224_000_000)
+        );
         assert_eq!(parse_http_date("Thursday, 01-Jan-70 00:00:00 GMT"), Some(0));
-        // httpdate takes no leap second, and no date whose weekday is not its own: such a
-        // `Retry-After` is unreadable, and the backoff is the wait.
-        assert_eq!(parse_http_date("Sun, 06 Nov 1994 23:59:60 GMT"), None);
-        assert_eq!(parse_http_date("Mon, 06 Nov 1994 08:49:37 GMT"), None);
+        // The last second of each field is in range; one more is not.
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 23:59:60 GMT"),
+            Some(784_166_400_000)
+        );
+        // A leap second and another weekday in each form (httpdate alone refuses both).
+        assert_eq!(
+            parse_http_date("Mon, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777_000)
+        );
+        assert_eq!(
+            parse_http_date("Monday, 06-Nov-94 23:59:60 GMT"),
+            Some(784_166_400_000)
+        );
+        assert_eq!(
+            parse_http_date("Mon Nov  6 23:59:60 1994"),
+            Some(784_166_400_000)
+        );
+        // Not a weekday's name, or a name in the other form: unreadable.
+        assert_eq!(parse_http_date("Xyz, 06 Nov 1994 08:49:37 GMT"), None);
+        assert_eq!(parse_http_date("Mon, 06-Nov-94 08:49:37 GMT"), None);
         for bad in [
             "Sun, 06 Nov 1994 24:00:00 GMT",
             "Sun, 06 Nov 1994 08:60:00 GMT",
