@@ -25,6 +25,7 @@
 //! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`tabs`]: the tabs' protocol: changes, channel messages, `storage` events
+//! - [`waiters`]: `waitFor`'s rules: the page's waiters, how each settles, what an abort cancels
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
 pub mod cancel;
@@ -57,4 +58,5 @@ pub mod storage;
 pub mod store;
 pub mod tabs;
 pub mod task;
+pub mod waiters;
 pub mod wire;

@@ -101,8 +101,7 @@ impl JobRecord {
         }
     }
 
-    /// A job's errors, or why a task failed where that was read back (for this crate's tests).
-    #[cfg(any(test, feature = "test-doubles"))]
+    /// A job's errors, or why a task failed where that was read back.
     pub fn errors(&self) -> &[Value] {
         match &self.kind {
             RecordKind::Job { details, .. } => &details.errors,
