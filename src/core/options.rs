@@ -62,6 +62,9 @@ pub struct GuardOptions {
     pub tab_id: Option<TabId>,
     /// How long one request may take, its body read included.
     pub timeout_ms: u64,
+    /// Whether the page's end (`pagehide`, not into the back/forward cache) cancels the jobs
+    /// only its `waitFor` waiters await.
+    pub cancel_on_close: bool,
 }
 
 impl Default for GuardOptions {
@@ -77,6 +80,7 @@ impl Default for GuardOptions {
             contract: Contract::AsyncEvent,
             tab_id: None,
             timeout_ms: DEFAULT_TIMEOUT_MS,
+            cancel_on_close: true,
         }
     }
 }
@@ -130,6 +134,13 @@ pub struct OptionsWire {
     /// request that takes longer is a failure that is retried. Default 10000.
     #[cfg_attr(target_arch = "wasm32", tsify(type = "number"))]
     timeout_ms: Field<Option<f64>>,
+    /// When the page closes (`pagehide`, not into the back/forward cache), cancel the jobs that
+    /// only this page's `waitFor` waiters await, with `fetch(…, { keepalive: true })` (best
+    /// effort; the `headers` go with it). Default `true`: a task-contract cancel carries the tab
+    /// id the task was recorded with, so it detaches only this tab (a task another tab or user
+    /// shares runs on); an async_event cancel stops the job, whose id no other page awaits.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "boolean"))]
+    cancel_on_close: Field<Option<bool>>,
     /// The fetch to send the cancel with. Default: the page's `fetch` at call time. (A
     /// function, which the browser shell takes out before the rest is read here.)
     #[allow(dead_code)]
@@ -173,6 +184,7 @@ const HEADERS_RULE: &str =
     "`headers` must be an object of at most 32 header names to string values";
 const RETRY_RULE: &str = "`retry` must be an object";
 const TAB_ID_RULE: &str = "`tabId` must be 1 to 64 of A-Z, a-z, 0-9, _ and -";
+const CANCEL_ON_CLOSE_RULE: &str = "`cancelOnClose` must be true or false";
 const TIMEOUT_RULE: &str = "`timeoutMs` must be a whole number of milliseconds from 1 to 600000";
 const ATTEMPTS_RULE: &str = "`retry.attempts` must be a whole number from 1 to 10";
 const BASE_DELAY_RULE: &str = "`retry.baseDelayMs` must be a whole number from 0 to 60000";
@@ -268,6 +280,9 @@ impl TryFrom<OptionsWire> for GuardOptions {
             if contract == Contract::Task {
                 o.cancel_url = DEFAULT_TASK_CANCEL_URL.to_owned();
             }
+        }
+        if let Some(on) = take(w.cancel_on_close, CANCEL_ON_CLOSE_RULE)? {
+            o.cancel_on_close = on;
         }
         if let Some(tab) = take(w.tab_id, TAB_ID_RULE)? {
             o.tab_id = Some(tab);

@@ -3,9 +3,8 @@
 //! ended otherwise, `refused` when a job is not the session's (nothing is sent), `stale` after
 //! `staleTimeoutMs` without progress (a status that moved), and `aborted` by its signal; on an
 //! abort or the page's end, only the jobs no other waiter of the page awaits are cancelled (a
-//! task shared by two charts runs on for the other). Superset's frontend keeps the same
-//! registry (`../shared/superset-frontend-notes.md` in the project's notes: a task id maps to a
-//! set of waiters).
+//! task shared by two charts runs on for the other). Superset's own frontend keeps the same
+//! registry (its task-framework `asyncEvent.ts`: a task id maps to a set of waiters).
 //!
 //! Pure: the shell reads the records and the clock, and sends what the rules name.
 
@@ -13,9 +12,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cancel::{CancelCheck, CancelRefusal};
-use super::model::JobRecord;
+use super::error::GuardError;
+use super::ids::quote;
+use super::model::{JobMetadata, JobRecord};
 use super::names::names;
+use super::quiet::Json;
 use super::statuses::{JobStatus, Status, TaskStatus};
+use super::task::Submission;
 
 /// Superset's `GLOBAL_ASYNC_QUERIES_POLLING_STALE_TIMEOUT`: 600 s without progress.
 pub const DEFAULT_STALE_MS: u64 = 600_000;
@@ -131,6 +134,75 @@ impl WaitOutcome {
             cancelling,
             ..Self::new(WaitResult::Aborted, job_ids, message)
         }
+    }
+}
+
+/// What `waitFor` was given: job ids (a string or an array of them), or a `202` body to record
+/// first (a task-framework submission, or an async_event job's metadata).
+#[derive(Debug)]
+pub enum WaitInput {
+    Ids(Vec<String>),
+    Tasks(Submission),
+    Job(JobMetadata),
+}
+
+/// A refusal and its message.
+pub type Refused = (WaitRefusal, String);
+
+/// Reads `waitFor`'s first argument: an id, up to [`MAX_JOBS_PER_WAITER`] ids (each once), or
+/// a `202` body (one with `task_ids` or `async_job` is a task submission).
+pub fn read_input(value: &Value) -> Result<WaitInput, Refused> {
+    let invalid = |m: &str| (WaitRefusal::InvalidInput, m.to_owned());
+    match value {
+        Value::String(id) => Ok(WaitInput::Ids(vec![id.clone()])),
+        Value::Array(ids) => {
+            if ids.is_empty() || ids.len() > MAX_JOBS_PER_WAITER {
+                return Err(invalid("waitFor needs 1 to 100 job ids"));
+            }
+            let mut list: Vec<String> = Vec::with_capacity(ids.len());
+            for id in ids {
+                let id = id
+                    .as_str()
+                    .ok_or_else(|| invalid("a job id must be a string"))?;
+                if !list.iter().any(|seen| seen == id) {
+                    list.push(id.to_owned());
+                }
+            }
+            Ok(WaitInput::Ids(list))
+        }
+        Value::Object(body) if body.contains_key("task_ids") || body.contains_key("async_job") => {
+            Submission::read(Json(value))
+                .map(WaitInput::Tasks)
+                .map_err(|e| refused_by(&e))
+        }
+        Value::Object(_) => JobMetadata::read(Json(value))
+            .map(WaitInput::Job)
+            .map_err(|e| refused_by(&e)),
+        _ => Err(invalid(
+            "waitFor needs a 202 body, a job id or an array of job ids",
+        )),
+    }
+}
+
+/// The refusal for an error recording a `202` body raised.
+pub fn refused_by(error: &GuardError) -> Refused {
+    let reason = match error {
+        GuardError::NoSession => WaitRefusal::NoSession,
+        GuardError::NotJobOwner { .. } => WaitRefusal::NotJobOwner,
+        _ => WaitRefusal::InvalidInput,
+    };
+    (reason, error.to_string())
+}
+
+/// `staleTimeoutMs`: absent is Superset's 600 s; else a whole number of ms from 1 to a day.
+pub fn stale_ms(value: Option<f64>) -> Result<u64, Refused> {
+    match value {
+        None => Ok(DEFAULT_STALE_MS),
+        Some(ms) if ms.fract() == 0.0 && (1.0..=MAX_STALE_MS as f64).contains(&ms) => Ok(ms as u64),
+        Some(_) => Err((
+            WaitRefusal::InvalidInput,
+            "`staleTimeoutMs` must be a whole number of milliseconds from 1 to 86400000".to_owned(),
+        )),
     }
 }
 
@@ -313,16 +385,13 @@ fn failed(job_ids: &[String], record: &JobRecord) -> WaitOutcome {
     let said = errors
         .iter()
         .find_map(|e| e.get("message").and_then(Value::as_str))
-        .map(|m| format!(": {}", super::ids::quote(m)))
+        .map(|m| format!(": {}", quote(m)))
         .unwrap_or_default();
     WaitOutcome {
         job_id: Some(record.job_id.to_string()),
         status: Some(status),
         errors,
-        message: format!(
-            "Job {} ended {status}{said}",
-            super::ids::quote(&record.job_id)
-        ),
+        message: format!("Job {} ended {status}{said}", quote(&record.job_id)),
         ..WaitOutcome::new(WaitResult::Failed, job_ids, String::new())
     }
 }
@@ -484,6 +553,58 @@ mod tests {
         let (_, alone) = waiters.remove(second).unwrap();
         assert_eq!(alone, [B]);
         assert!(waiters.is_empty());
+    }
+
+    #[test]
+    fn reads_ids_bodies_and_refuses_the_rest() {
+        use serde_json::json;
+        let ids = |v: Value| match read_input(&v) {
+            Ok(WaitInput::Ids(ids)) => ids,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ids(json!("job-1")), ["job-1"]);
+        assert_eq!(ids(json!(["a", "b", "a"])), ["a", "b"]);
+        assert!(matches!(
+            read_input(&json!({ "task_ids": [A], "cursor": "c", "tab_id": "t1" })),
+            Ok(WaitInput::Tasks(s)) if s.task_ids.len() == 1 && s.tab_id.is_some()
+        ));
+        assert!(matches!(
+            read_input(&json!({ "async_job": { "task_id": A } })),
+            Ok(WaitInput::Tasks(_))
+        ));
+        let meta = json!({ "channel_id": "c", "job_id": "j", "user_id": "1", "status": "pending", "errors": [], "result_url": null });
+        assert!(matches!(read_input(&meta), Ok(WaitInput::Job(m)) if &*m.job_id == "j"));
+        for bad in [
+            json!(null),
+            json!(5),
+            json!([]),
+            json!([1]),
+            json!({ "task_ids": "x" }),
+            json!({ "job_id": 5 }),
+        ] {
+            let (reason, message) = read_input(&bad).unwrap_err();
+            assert_eq!(reason, WaitRefusal::InvalidInput, "{bad}: {message}");
+        }
+        let many: Vec<String> = (0..=MAX_JOBS_PER_WAITER).map(|i| i.to_string()).collect();
+        assert!(read_input(&json!(many)).is_err());
+        assert_eq!(refused_by(&GuardError::NoSession).0, WaitRefusal::NoSession);
+        assert_eq!(
+            refused_by(&GuardError::NotJobOwner { job_id: "j".into() }).0,
+            WaitRefusal::NotJobOwner
+        );
+    }
+
+    #[test]
+    fn the_stale_timeout_is_a_whole_number_up_to_a_day() {
+        assert_eq!(stale_ms(None), Ok(DEFAULT_STALE_MS));
+        assert_eq!(stale_ms(Some(1.0)), Ok(1));
+        assert_eq!(stale_ms(Some(86_400_000.0)), Ok(86_400_000));
+        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, 86_400_001.0] {
+            assert_eq!(
+                stale_ms(Some(bad)).unwrap_err().0,
+                WaitRefusal::InvalidInput
+            );
+        }
     }
 
     #[test]

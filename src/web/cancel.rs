@@ -100,17 +100,8 @@ async fn run(
         if let Some(refused) = flow.refusal(&check) {
             return refused;
         }
-        let tab = match contract {
-            Contract::Task => guard.store.cancel_tab(&job_id),
-            Contract::AsyncEvent => None,
-        };
+        let post = post_for(&mut guard, &job_id, contract);
         let options = &guard.options;
-        let post = Request::new(
-            options.cancel_url_for(&job_id, contract),
-            &options.headers,
-            "POST",
-            GuardOptions::cancel_body(contract, tab.as_deref()).as_deref(),
-        );
         let status = (contract == Contract::Task).then(|| {
             Request::new(
                 options.status_url_for(&job_id),
@@ -164,6 +155,22 @@ async fn run(
         );
     }
     outcome
+}
+
+/// The cancel request for `job_id` of `contract`: its endpoint, the guard's headers, and on the
+/// task contract the tab id this tab recorded the task with (so only this tab detaches).
+pub(super) fn post_for(guard: &mut Inner, job_id: &str, contract: Contract) -> Request {
+    let tab = match contract {
+        Contract::Task => guard.store.cancel_tab(job_id),
+        Contract::AsyncEvent => None,
+    };
+    let options = &guard.options;
+    Request::new(
+        options.cancel_url_for(job_id, contract),
+        &options.headers,
+        "POST",
+        GuardOptions::cancel_body(contract, tab.as_deref()).as_deref(),
+    )
 }
 
 /// Sends the cancel request once and reads what its answer means. `None` when the cancel was

@@ -20,6 +20,7 @@ use super::tabs::{TabHost, TabSync};
 use super::types::{
     AsyncEvent, AsyncJobRecord, SessionInput, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
 };
+use super::waiting;
 use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
@@ -84,6 +85,7 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
 /// `cancel()` still holds the state to settle its record.
 impl Drop for JobGuard {
     fn drop(&mut self) {
+        waiting::end(&self.inner);
         #[cfg(feature = "follow")]
         let follow = self
             .inner
@@ -150,6 +152,7 @@ impl JobGuard {
             logout: None,
             tabs: None,
             cancels: Vec::new(),
+            waiting: Default::default(),
             #[cfg(feature = "follow")]
             follow: None,
             #[cfg(feature = "follow")]
@@ -162,6 +165,9 @@ impl JobGuard {
         let tabs = TabSync::start(&namespace, Rc::downgrade(&host), Rc::clone(&listeners));
         if let Ok(mut i) = inner.try_borrow_mut() {
             i.tabs = Some(tabs);
+        }
+        if let Ok(mut l) = listeners.try_borrow_mut() {
+            l.after = Some(waiting::hook(&inner, &listeners));
         }
         Ok(JobGuard { inner, listeners })
     }
@@ -405,6 +411,25 @@ impl JobGuard {
                     .check_cancel(&job_id.as_string().unwrap_or_default()),
             )
         })
+    }
+
+    /// Waits for jobs of the session: a `202` body (recorded first, as `recordJob` or
+    /// `recordTasks` would), a job id or an array of them. Registers now, and settles (never
+    /// rejects) with a `WaitOutcome`: `done` when every job ended well, `failed` at the first
+    /// that did not (`jobId`, `status`, `errors`), `refused` for a job this session does not own
+    /// or know (nothing is sent), `stale` after `staleTimeoutMs` (default 600000) without
+    /// progress, `aborted` by `signal`: then each of its jobs that no other waiter of the guard
+    /// awaits is cancelled as `cancel()` would. Fed by `follow()` (started while anything
+    /// waits, if the app has not) and the app's `applyEvent` / `applyTaskStatus` /
+    /// `applyStatusChanges`. With `cancelOnClose` (the default), the page's end cancels what
+    /// only its waiters await.
+    #[wasm_bindgen(js_name = waitFor, unchecked_return_type = "Promise<WaitOutcome>")]
+    pub fn wait_for(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "WaitInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "WaitOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        waiting::start(&self.inner, &self.listeners, &input, &options)
     }
 
     /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then

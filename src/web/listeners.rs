@@ -33,6 +33,9 @@ pub struct Listeners {
     /// This guard's id among the page's guards, and what hands the changes it makes to them
     /// (set by [`TabSync::start`](super::tabs::TabSync::start)).
     pub(super) page: Option<PageMember>,
+    /// Runs after each delivery: `waitFor`'s waiters re-read the records
+    /// ([`waiting::hook`](super::waiting::hook)).
+    pub(super) after: Option<Rc<dyn Fn()>>,
     next_id: u32,
     /// Each callback, and whether it hears this tab's own changes too (`subscribe`).
     callbacks: Vec<(u32, Function, bool)>,
@@ -98,9 +101,16 @@ impl Listeners {
                 }
             }
         }
-        if let Ok(mut l) = this.try_borrow_mut() {
-            l.queue.clear();
-            l.delivering = false;
+        let after = match this.try_borrow_mut() {
+            Ok(mut l) => {
+                l.queue.clear();
+                l.delivering = false;
+                l.after.clone()
+            }
+            Err(_) => None,
+        };
+        if let Some(after) = after {
+            after();
         }
     }
 

@@ -9,6 +9,8 @@
 //! - `http`: the HTTP client over `fetch` (requests, waits, timeouts, aborts, bounded bodies),
 //!   used by `cancel` and `follow`
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
+//! - `waiting`: `waitFor()`: the page's waiters, fed by every change the guard hears; an
+//!   abort or the page's end cancels what nobody else awaits
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
@@ -48,6 +50,7 @@ mod state;
 mod storage;
 mod tabs;
 mod types;
+mod waiting;
 
 pub use exports::{classify_cancel_response, freed_error, is_guard_error};
 pub use guard::JobGuard;

@@ -22,6 +22,8 @@ pub struct Inner {
     pub logout: Option<AbortController>,
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
+    /// `waitFor()`'s waiters.
+    pub waiting: super::waiting::Waiting,
     /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
     pub cancels: Vec<(String, js_sys::Promise)>,
     /// The running `follow()`'s controller: aborting it stops it.

@@ -121,3 +121,17 @@ pub struct TaskStatusChanges {
     #[tsify(optional, type = "string | null")]
     cursor: (),
 }
+
+// From core/waiters.rs:
+/// What `waitFor` awaits: a `202` body (a task-framework submission, or an async_event job's
+/// metadata), recorded first as `recordTasks` or `recordJob` would; or the id (a task's uuid) of
+/// a job the session has recorded, or up to 100 of them.
+#[derive(tsify::Tsify)]
+#[tsify(type = "TaskSubmission | JobMetadata | string | readonly string[]")]
+pub struct WaitInput;
+
+// From core/waiters.rs:
+/// `waitFor`'s options.
+#[derive(tsify::Tsify)]
+#[tsify(type = "{ signal?: AbortSignal; staleTimeoutMs?: number }")]
+pub struct WaitOptions;

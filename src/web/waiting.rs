@@ -1,0 +1,495 @@
+//! `waitFor()`: the page's waiters on the session's jobs, wired to what feeds them. The rules
+//! (what settles a waiter, what an abort cancels) are the core's ([`crate::core::waiters`]);
+//! this room registers a waiter in the tick `waitFor` is called, re-reads the waiters after
+//! every change the guard hears (this tab's, the page's other guards', other tabs'), keeps one
+//! timer for the first stale deadline, starts `follow()` while anything waits (if the app has
+//! not), cancels through `cancel()`'s path on an abort, and on the page's end sends the
+//! cancels with `fetch(…, { keepalive: true })`.
+//!
+//! A waiter's promise never rejects. No borrow of the guard is held while JS runs: resolving a
+//! promise, aborting a controller and sending a request all happen after the borrow ends.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use js_sys::{Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, AbortSignal, EventTarget};
+
+use super::boundary::{plain, to_js};
+use super::cancel;
+use super::clock::DateClock;
+use super::dom;
+use super::http::{clear_timeout, set_timeout};
+use super::listeners::Listeners;
+use super::state::Inner;
+use crate::core::clock::Clock;
+use crate::core::error::GuardError;
+use crate::core::response::Contract;
+use crate::core::tabs::{Change, Source};
+use crate::core::waiters::{
+    admit, read_input, refused_by, stale_ms, Refused, WaitInput, WaitOutcome, WaitRefusal, Waiters,
+};
+
+/// One waiter's promise: its `resolve`, and the abort listener on its signal.
+struct Pending {
+    id: u32,
+    resolve: Function,
+    signal: Option<(AbortSignal, Closure<dyn FnMut()>)>,
+}
+
+/// A listener on the page, and the page.
+type PageListener = (EventTarget, Closure<dyn FnMut(JsValue)>);
+
+/// The guard's waiters and what keeps them fed.
+#[derive(Default)]
+pub struct Waiting {
+    rules: Waiters,
+    pending: Vec<Pending>,
+    /// The stale timer: its id, and the function it calls.
+    timer: Option<JsValue>,
+    on_timer: Option<Closure<dyn FnMut()>>,
+    /// The page's `pagehide` listener, while anything waits.
+    on_pagehide: Option<PageListener>,
+    /// The `follow()` `waitFor` started, stopped when nothing waits.
+    #[cfg(feature = "follow")]
+    pub follow: Option<AbortController>,
+}
+
+/// What the guard's state and listeners are, for the callbacks that outlive a call.
+#[derive(Clone)]
+struct Guard {
+    inner: Weak<RefCell<Inner>>,
+    listeners: Weak<RefCell<Listeners>>,
+}
+
+/// A promise already settled with `outcome`.
+fn settled(outcome: &WaitOutcome) -> Promise {
+    Promise::resolve(&frozen(outcome))
+}
+
+/// The outcome as a frozen JS object (several readers of one promise see the same).
+fn frozen(outcome: &WaitOutcome) -> JsValue {
+    let value = to_js(outcome).unwrap_or_else(|e| e);
+    let object: &Object = value.unchecked_ref();
+    Object::freeze(object).into()
+}
+
+fn refusal(job_ids: &[String], job_id: Option<&str>, (reason, message): Refused) -> Promise {
+    settled(&WaitOutcome::refused(job_ids, job_id, reason, message))
+}
+
+/// `waitFor(input, options)`: registers a waiter now; the promise settles with its outcome.
+pub fn start(
+    inner: &Rc<RefCell<Inner>>,
+    listeners: &Rc<RefCell<Listeners>>,
+    input: &JsValue,
+    options: &JsValue,
+) -> Promise {
+    let (signal, stale) = match read_options(options) {
+        Ok(read) => read,
+        Err(refused) => return refusal(&[], None, refused),
+    };
+    if signal.as_ref().is_some_and(dom::is_aborted) {
+        return settled(&WaitOutcome::aborted(&[], Vec::new()));
+    }
+    let input = match plain(input, None, GuardError::InvalidJob) {
+        Ok(copy) => read_input(&copy.json),
+        Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
+    };
+    let input = match input {
+        Ok(input) => input,
+        Err(refused) => return refusal(&[], None, refused),
+    };
+    let recorded = !matches!(input, WaitInput::Ids(_));
+    let admitted = match inner.try_borrow_mut() {
+        Ok(mut guard) => admit_all(&mut guard, input),
+        Err(_) => Err((
+            Vec::new(),
+            None,
+            (
+                WaitRefusal::InvalidInput,
+                "waitFor was called from inside one of the guard's own calls".to_owned(),
+            ),
+        )),
+    };
+    let jobs = match admitted {
+        Ok(jobs) => jobs,
+        Err((jobs, job, refused)) => return refusal(&jobs, job.as_deref(), refused),
+    };
+    if recorded {
+        Listeners::notify(listeners, Change::JobsChanged, Source::Local);
+    }
+    let mut resolver = None;
+    let promise = Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
+    let Some(resolve) = resolver else {
+        return promise;
+    };
+    let me = Guard {
+        inner: Rc::downgrade(inner),
+        listeners: Rc::downgrade(listeners),
+    };
+    let added = inner.try_borrow_mut().ok().map(|mut guard| {
+        let id = guard.waiting.rules.add(jobs, stale, DateClock.now_ms());
+        guard.waiting.pending.push(Pending {
+            id,
+            resolve,
+            signal: None,
+        });
+        id
+    });
+    let Some(id) = added else {
+        return promise;
+    };
+    if let Some(signal) = signal {
+        let on_abort = {
+            let me = me.clone();
+            Closure::<dyn FnMut()>::new(move || abort(&me, id))
+        };
+        let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
+        if let Ok(mut guard) = inner.try_borrow_mut() {
+            if let Some(p) = guard.waiting.pending.iter_mut().find(|p| p.id == id) {
+                p.signal = Some((signal, on_abort));
+            }
+        }
+    }
+    watch_page(&me);
+    #[cfg(feature = "follow")]
+    follow_while_waiting(inner, listeners);
+    // A job that has already ended settles the waiter now (its promise resolves after this
+    // call returns, as a promise does).
+    check(&me);
+    promise
+}
+
+/// `{ signal, staleTimeoutMs }`, each optional; a `signal` that is not an `AbortSignal` is
+/// ignored, as `cancel()`'s is.
+fn read_options(options: &JsValue) -> Result<(Option<AbortSignal>, u64), Refused> {
+    if !options.is_object() {
+        return Ok((None, stale_ms(None)?));
+    }
+    let get = |name: &str| Reflect::get(options, &JsValue::from_str(name));
+    let unreadable = |_| {
+        (
+            WaitRefusal::InvalidInput,
+            "waitFor's options could not be read".to_owned(),
+        )
+    };
+    let signal = get("signal")
+        .map_err(unreadable)?
+        .dyn_into::<AbortSignal>()
+        .ok();
+    let stale = get("staleTimeoutMs").map_err(unreadable)?;
+    let stale = if stale.is_undefined() || stale.is_null() {
+        None
+    } else {
+        Some(stale.as_f64().unwrap_or(f64::NAN))
+    };
+    Ok((signal, stale_ms(stale)?))
+}
+
+/// An error's `message`, as a JS `Error` (a `GuardError`) carries it.
+fn message_of(error: &JsValue) -> String {
+    Reflect::get(error, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default()
+}
+
+/// Records a `202` body (if given) and checks that every job is the session's: the jobs to
+/// await (each by its record's id), or the refusal with the jobs and the job it names.
+#[allow(clippy::type_complexity)]
+fn admit_all(
+    guard: &mut Inner,
+    input: WaitInput,
+) -> Result<Vec<String>, (Vec<String>, Option<String>, Refused)> {
+    let ids = match input {
+        WaitInput::Ids(ids) => ids,
+        WaitInput::Tasks(submission) => match guard.store.record_tasks(submission) {
+            Ok(records) => records.iter().map(|r| r.job_id.to_string()).collect(),
+            Err(e) => return Err((Vec::new(), None, refused_by(&e))),
+        },
+        WaitInput::Job(meta) => {
+            let id = meta.job_id.to_string();
+            if let Err(e) = guard.store.record_job(meta) {
+                return Err((vec![id.clone()], Some(id), refused_by(&e)));
+            }
+            vec![id]
+        }
+    };
+    let ids: Vec<String> = ids
+        .iter()
+        .map(|id| guard.store.record_id(id).into_owned())
+        .collect();
+    for id in &ids {
+        if let Err(refused) = admit(&guard.store.check_cancel(id)) {
+            return Err((ids.clone(), Some(id.clone()), refused));
+        }
+    }
+    Ok(ids)
+}
+
+/// Re-reads every waiter and settles those that can; then keeps the timer, the page's listener
+/// and `follow()` to what is left. Runs after every change the guard hears.
+fn check(me: &Guard) {
+    let Some(inner) = me.inner.upgrade() else {
+        return;
+    };
+    let now = DateClock.now_ms();
+    let Ok(mut borrowed) = inner.try_borrow_mut() else {
+        // Inside another of the guard's calls: once it has returned.
+        later(me);
+        return;
+    };
+    if borrowed.waiting.rules.is_empty() {
+        return;
+    }
+    let guard = &mut *borrowed;
+    let store = &mut guard.store;
+    let settled = guard.waiting.rules.check(now, |id| match store.job(id) {
+        Some(record) => Ok(record),
+        None => Err(admit(&store.check_cancel(id)).err().unwrap_or((
+            WaitRefusal::UnknownJob,
+            format!("The record of job {} is gone", crate::core::ids::quote(id)),
+        ))),
+    });
+    let resolved: Vec<(Pending, WaitOutcome)> = settled
+        .into_iter()
+        .filter_map(|(id, outcome)| take_pending(&mut guard.waiting, id).map(|p| (p, outcome)))
+        .collect();
+    let stop = tidy(guard, me, now);
+    drop(borrowed);
+    finish(resolved, stop);
+}
+
+/// Waits for the guard's current call to end, then checks.
+fn later(me: &Guard) {
+    let me = me.clone();
+    let run = Closure::once_into_js(move || check(&me));
+    let _ = set_timeout(run.unchecked_ref(), 0.0);
+}
+
+fn take_pending(waiting: &mut Waiting, id: u32) -> Option<Pending> {
+    let at = waiting.pending.iter().position(|p| p.id == id)?;
+    Some(waiting.pending.remove(at))
+}
+
+/// Resolves each settled waiter's promise and removes its abort listener; stops the `follow()`
+/// `waitFor` started, if nothing waits now. (After the borrow: this runs JS.)
+fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) {
+    for (pending, outcome) in resolved {
+        if let Some((signal, listener)) = &pending.signal {
+            let _ = signal
+                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        }
+        let _ = pending
+            .resolve
+            .call1(&JsValue::UNDEFINED, &frozen(&outcome));
+    }
+    if let Some(follow) = stop {
+        dom::abort(&follow);
+    }
+}
+
+/// Re-arms the stale timer for the first deadline; with no waiter left, removes the page's
+/// listener and hands back the `follow()` to stop.
+fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
+    let waiting = &mut guard.waiting;
+    if let Some(timer) = waiting.timer.take() {
+        let _ = clear_timeout(&timer);
+    }
+    if let Some(deadline) = waiting.rules.next_deadline() {
+        let on_timer = waiting.on_timer.get_or_insert_with(|| {
+            let me = me.clone();
+            Closure::<dyn FnMut()>::new(move || check(&me))
+        });
+        // At most a day (the longest stale timeout); a browser's timer takes up to 2^31-1 ms.
+        let ms = deadline.saturating_sub(now).min(86_400_000) as f64;
+        waiting.timer = set_timeout(on_timer.as_ref().unchecked_ref(), ms).ok();
+        return None;
+    }
+    if let Some((page, listener)) = waiting.on_pagehide.take() {
+        let _ =
+            page.remove_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
+    }
+    #[cfg(feature = "follow")]
+    {
+        let ours = waiting.follow.take()?;
+        // The app's own `follow()` replaced it meanwhile: that one goes on.
+        let current = guard.follow.as_ref().is_some_and(|f| Object::is(f, &ours));
+        if current {
+            guard.follow = None;
+        }
+        Some(ours)
+    }
+    #[cfg(not(feature = "follow"))]
+    None
+}
+
+/// The waiter's signal aborted: it settles `aborted`, and the jobs of it no other waiter awaits
+/// are cancelled through `cancel()`'s path (its ownership check, one request per job).
+fn abort(me: &Guard, id: u32) {
+    let (Some(inner), Some(listeners)) = (me.inner.upgrade(), me.listeners.upgrade()) else {
+        return;
+    };
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        // Inside another of the guard's calls: once it has returned.
+        let me = me.clone();
+        let run = Closure::once_into_js(move || abort(&me, id));
+        let _ = set_timeout(run.unchecked_ref(), 0.0);
+        return;
+    };
+    let Some((jobs, alone)) = guard.waiting.rules.remove(id) else {
+        return;
+    };
+    let cancelling: Vec<String> = alone
+        .into_iter()
+        .filter(|job| guard.store.check_cancel(job).is_allowed())
+        .collect();
+    let pending = take_pending(&mut guard.waiting, id);
+    let stop = tidy(&mut guard, me, DateClock.now_ms());
+    drop(guard);
+    for job in &cancelling {
+        // Never rejects; its outcome reaches the record and `subscribe`'s listeners.
+        let _ = cancel::start(&inner, &listeners, job.clone(), None);
+    }
+    let outcome = WaitOutcome::aborted(&jobs, cancelling);
+    finish(pending.map(|p| (p, outcome)).into_iter().collect(), stop);
+}
+
+/// Listens for the page's end while anything waits.
+fn watch_page(me: &Guard) {
+    let Some(inner) = me.inner.upgrade() else {
+        return;
+    };
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return;
+    };
+    if guard.waiting.on_pagehide.is_some() {
+        return;
+    }
+    let Some(page) = dom::page() else {
+        return;
+    };
+    let listener = {
+        let me = me.clone();
+        Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
+            // Into the back/forward cache: the page may come back, its waiters with it.
+            let persisted = Reflect::get(&event, &JsValue::from_str("persisted"))
+                .ok()
+                .and_then(|p| p.as_bool())
+                .unwrap_or(false);
+            if !persisted {
+                close(&me);
+            }
+        })
+    };
+    let _ = page.add_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
+    guard.waiting.on_pagehide = Some((page, listener));
+}
+
+/// The page is going away: with `cancelOnClose`, each job its waiters await that the session
+/// may cancel is cancelled with a `keepalive` request (best effort: no retry, no answer read).
+fn close(me: &Guard) {
+    let Some(inner) = me.inner.upgrade() else {
+        return;
+    };
+    let (requests, fetch) = {
+        let Ok(mut guard) = inner.try_borrow_mut() else {
+            return;
+        };
+        if !guard.options.cancel_on_close {
+            return;
+        }
+        let mut requests = Vec::new();
+        for job in guard.waiting.rules.awaited() {
+            let contract = match guard.store.check_cancel(&job) {
+                crate::core::cancel::CancelCheck::Allowed(record) if record.is_task() => {
+                    Contract::Task
+                }
+                crate::core::cancel::CancelCheck::Allowed(_) => Contract::AsyncEvent,
+                _ => continue,
+            };
+            requests.push(cancel::post_for(&mut guard, &job, contract));
+        }
+        (requests, guard.fetch.clone())
+    };
+    let global = js_sys::global();
+    let fetch = fetch.or_else(|| {
+        Reflect::get(&global, &JsValue::from_str("fetch"))
+            .ok()?
+            .dyn_into::<Function>()
+            .ok()
+    });
+    let Some(fetch) = fetch else {
+        return;
+    };
+    for request in requests {
+        let _ = Reflect::set(
+            &request.init,
+            &JsValue::from_str("keepalive"),
+            &JsValue::TRUE,
+        );
+        if let Ok(sent) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
+            // Its answer is not read; a rejection is not the page's unhandled one.
+            if let Ok(sent) = sent.dyn_into::<Promise>() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(sent).await;
+                });
+            }
+        }
+    }
+}
+
+/// Starts `follow()` for the waiters if the app has not started one.
+#[cfg(feature = "follow")]
+fn follow_while_waiting(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) {
+    let following = inner
+        .try_borrow()
+        .map(|g| g.follow.is_some())
+        .unwrap_or(true);
+    if following {
+        return;
+    }
+    if super::follow::start(inner, listeners, Default::default()).is_err() {
+        return;
+    }
+    if let Ok(mut guard) = inner.try_borrow_mut() {
+        guard.waiting.follow = guard.follow.clone();
+    }
+}
+
+/// The hook [`Listeners`] calls after each change it hands out: the waiters re-read.
+pub fn hook(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Rc<dyn Fn()> {
+    let me = Guard {
+        inner: Rc::downgrade(inner),
+        listeners: Rc::downgrade(listeners),
+    };
+    Rc::new(move || check(&me))
+}
+
+/// The guard's end (`free()`): every waiter settles `aborted`, nothing is cancelled (the guard
+/// that would send it is going), and the timer and the page's listener go.
+pub fn end(inner: &Rc<RefCell<Inner>>) {
+    let Waiting {
+        pending,
+        timer,
+        on_pagehide,
+        ..
+    } = match inner.try_borrow_mut() {
+        Ok(mut guard) => std::mem::take(&mut guard.waiting),
+        Err(_) => return,
+    };
+    if let Some(timer) = timer {
+        let _ = clear_timeout(&timer);
+    }
+    if let Some((page, listener)) = on_pagehide {
+        let _ =
+            page.remove_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
+    }
+    let outcome = WaitOutcome::aborted(&[], Vec::new());
+    finish(
+        pending.into_iter().map(|p| (p, outcome.clone())).collect(),
+        None,
+    );
+}
