@@ -372,8 +372,8 @@ fn settle(
     }
     (now_ms.saturating_sub(waiter.progress_at) >= waiter.stale_ms).then(|| {
         let message = format!(
-            "No progress for {} s: stopped waiting (the jobs were not cancelled)",
-            waiter.stale_ms / 1000
+            "No progress for {} ms: stopped waiting (the jobs were not cancelled)",
+            waiter.stale_ms
         );
         WaitOutcome::new(WaitResult::Stale, &waiter.jobs, message)
     })
