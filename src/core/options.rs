@@ -420,6 +420,17 @@ mod tests {
     }
 
     #[test]
+    fn cancel_on_close_is_on_unless_turned_off() {
+        assert!(GuardOptions::default().cancel_on_close);
+        let off = GuardOptions::from_json(&json!({ "cancelOnClose": false })).unwrap();
+        assert!(!off.cancel_on_close);
+        let on = GuardOptions::from_json(&json!({ "cancelOnClose": null })).unwrap();
+        assert!(on.cancel_on_close);
+        let bad = GuardOptions::from_json(&json!({ "cancelOnClose": "yes" })).unwrap_err();
+        assert_eq!(bad, GuardError::InvalidOptions(CANCEL_ON_CLOSE_RULE.to_owned()));
+    }
+
+    #[test]
     fn defaults() {
         let o = GuardOptions::from_json(&Value::Null).unwrap();
         assert_eq!(o, GuardOptions::default());
