@@ -9,7 +9,7 @@
 //! A waiter's promise never rejects. No borrow of the guard is held while JS runs: resolving a
 //! promise, aborting a controller and sending a request all happen after the borrow ends.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use js_sys::{Function, Object, Promise, Reflect};
@@ -54,6 +54,9 @@ pub struct Waiting {
     /// The `follow()` `waitFor` started, stopped when nothing waits.
     #[cfg(feature = "follow")]
     pub follow: Option<AbortController>,
+    /// Whether anything waits: the hook after each change reads it without a borrow, so a
+    /// guard with no waiter does nothing more per change.
+    active: Rc<Cell<bool>>,
 }
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
@@ -61,6 +64,22 @@ pub struct Waiting {
 struct Guard {
     inner: Weak<RefCell<Inner>>,
     listeners: Weak<RefCell<Listeners>>,
+    /// Whether anything waits ([`Waiting::active`]): read without borrowing the guard.
+    active: Rc<Cell<bool>>,
+}
+
+impl Guard {
+    fn of(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Self {
+        let active = inner
+            .try_borrow()
+            .map(|g| Rc::clone(&g.waiting.active))
+            .unwrap_or_default();
+        Guard {
+            inner: Rc::downgrade(inner),
+            listeners: Rc::downgrade(listeners),
+            active,
+        }
+    }
 }
 
 /// A promise already settled with `outcome`.
@@ -125,12 +144,10 @@ pub fn start(
     let Some(resolve) = resolver else {
         return promise;
     };
-    let me = Guard {
-        inner: Rc::downgrade(inner),
-        listeners: Rc::downgrade(listeners),
-    };
+    let me = Guard::of(inner, listeners);
     let added = inner.try_borrow_mut().ok().map(|mut guard| {
         let id = guard.waiting.rules.add(jobs, stale, DateClock.now_ms());
+        guard.waiting.active.set(true);
         guard.waiting.pending.push(Pending {
             id,
             resolve,
@@ -232,6 +249,9 @@ fn admit_all(
 /// Re-reads every waiter and settles those that can; then keeps the timer, the page's listener
 /// and `follow()` to what is left. Runs after every change the guard hears.
 fn check(me: &Guard) {
+    if !me.active.get() {
+        return;
+    }
     let Some(inner) = me.inner.upgrade() else {
         return;
     };
@@ -295,6 +315,7 @@ fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) 
 /// listener and hands back the `follow()` to stop.
 fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
     let waiting = &mut guard.waiting;
+    waiting.active.set(!waiting.rules.is_empty());
     if let Some(timer) = waiting.timer.take() {
         let _ = clear_timeout(&timer);
     }
@@ -461,10 +482,7 @@ fn follow_while_waiting(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Liste
 
 /// The hook [`Listeners`] calls after each change it hands out: the waiters re-read.
 pub fn hook(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Rc<dyn Fn()> {
-    let me = Guard {
-        inner: Rc::downgrade(inner),
-        listeners: Rc::downgrade(listeners),
-    };
+    let me = Guard::of(inner, listeners);
     Rc::new(move || check(&me))
 }
 

@@ -54,6 +54,23 @@ function createFlow() {
 
   const datasetId = Number(new URLSearchParams(location.search).get("dataset"));
 
+  /** POST /api/v1/chart/data for the test's dataset: its status and JSON body. */
+  async function chartQuery() {
+    const response = await fetch("/api/v1/chart/data", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        datasource: { id: datasetId, type: "table" },
+        force: true,
+        queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
+        result_format: "json",
+        result_type: "full",
+      }),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
   return {
     guard,
     /** The page load: sign the guard in as Superset's user. */
@@ -65,21 +82,21 @@ function createFlow() {
     },
     /** An async chart query; its 202 body recorded as it is. */
     async runChart() {
-      const response = await fetch("/api/v1/chart/data", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({
-          datasource: { id: datasetId, type: "table" },
-          force: true,
-          queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
-          result_format: "json",
-          result_type: "full",
-        }),
-      });
-      const body = await response.json();
-      if (response.status !== 202) return { status: response.status, body };
+      const { status, body } = await chartQuery();
+      if (status !== 202) return { status, body };
       return { status: 202, body, record: guard.recordJob(body) };
+    },
+    /** An async chart query whose 202 body is handed to waitFor (which records it), aborted
+     * after `abortAfterMs` if given; the app starts no follow() of its own. */
+    async runAndWait({ abortAfterMs } = {}) {
+      const { status, body } = await chartQuery();
+      if (status !== 202) return { status, body };
+      const controller = new AbortController();
+      const waiting = guard.waitFor(body, { signal: controller.signal });
+      if (abortAfterMs !== undefined) setTimeout(() => controller.abort(), abortAfterMs);
+      const outcome = await waiting;
+      const cancel = outcome.cancelling.length ? await guard.cancel(body.job_id) : null;
+      return { status, body, outcome, cancel, record: guard.job(body.job_id) };
     },
     /** Polls the async event stream until the job's record is terminal (or time runs out). */
     async pollUntilFinished(jobId, timeoutMs = 60_000) {

@@ -488,6 +488,42 @@ test("follow(): two tabs, one poller; the real job reaches its final status with
   await context.close();
 });
 
+test("waitFor(): a real job's waiter settles `done` through the follow() it starts, which stops once nothing waits", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  assert.equal((await page.evaluate(() => window.flow.signIn())).status, 200);
+  const { status, body, outcome, record } = await page.evaluate(() => window.flow.runAndWait());
+  assert.equal(status, 202);
+  assert.equal(outcome.outcome, "done", JSON.stringify(outcome));
+  assert.deepEqual(outcome.jobIds, [body.job_id]);
+  assert.equal(record.status, "done");
+  assert.match(record.result_url, /^\/api\/v1\/chart\/data\/qc-/);
+  const polls = await page.evaluate(() => window.flow.polls().length);
+  assert.ok(polls > 0, "the waiter's follow() polled");
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await page.evaluate(() => window.flow.polls().length), polls, "no polls once nothing waits");
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test("waitFor() aborted on 6.1.0: the cancel it starts is `unsupported` (no endpoint), sent once, and the record is kept", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  const before = cancelRequests.length;
+  const { body, outcome, cancel, record } = await page.evaluate(() => window.flow.runAndWait({ abortAfterMs: 0 }));
+  assert.equal(outcome.outcome, "aborted", JSON.stringify(outcome));
+  assert.deepEqual(outcome.cancelling, [body.job_id]);
+  assert.equal(cancel.outcome, "unsupported", JSON.stringify(cancel));
+  assert.equal(cancelRequests.slice(before).length, 1, "one cancel request");
+  assert.ok(record, "the record is kept");
+  const done = await page.evaluate((id) => window.flow.pollUntilFinished(id), body.job_id);
+  assert.equal(done.record.status, "done");
+  await context.close();
+});
+
 test("cancel: 6.1.0 has no endpoint; its HTML 404 is `unsupported`, sent once, and the job is kept", { skip }, async () => {
   const context = await browser.newContext();
   await signIn(context, "alice");
