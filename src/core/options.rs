@@ -427,7 +427,10 @@ mod tests {
         let on = GuardOptions::from_json(&json!({ "cancelOnClose": null })).unwrap();
         assert!(on.cancel_on_close);
         let bad = GuardOptions::from_json(&json!({ "cancelOnClose": "yes" })).unwrap_err();
-        assert_eq!(bad, GuardError::InvalidOptions(CANCEL_ON_CLOSE_RULE.to_owned()));
+        assert_eq!(
+            bad,
+            GuardError::InvalidOptions(CANCEL_ON_CLOSE_RULE.to_owned())
+        );
     }
 
     #[test]
