@@ -38,11 +38,29 @@ function seed(ns, n) {
   }
 }
 
+// Two texts of each record, differing in `updated_at`: a read after the record was rewritten
+// (by this tab's event, another tab, or the page) finds a text it has not read before.
+const rewrites = new Map();
+function rewritten(ns, n, i) {
+  const j = i % n;
+  let texts = rewrites.get(`${ns}:${n}:${j}`);
+  if (!texts) {
+    const t = NOW - (n - j);
+    texts = [0, 1].map((k) => JSON.stringify({ ...meta(j), created_at: t, updated_at: t + 1 + k }));
+    rewrites.set(`${ns}:${n}:${j}`, texts);
+  }
+  localStorage.setItem(`${ns}:v1:job:job-${j}`, texts[Math.floor(i / n) % 2]);
+  return `job-${j}`;
+}
+
 const OPS = [
   { name: "recordJob", iters: () => 200, run: (g, i, n) => g.recordJob(meta(i % n)) },
   { name: "checkCancel (allowed)", iters: () => 500, run: (g, i, n) => g.checkCancel(`job-${i % n}`) },
   { name: "checkCancel (refused)", iters: () => 500, run: (g, i) => g.checkCancel(`other-${i}`) },
   { name: "job()", iters: () => 500, run: (g, i, n) => g.job(`job-${i % n}`) },
+  // The same two after the record was rewritten (its setItem timed for both alike).
+  { name: "checkCancel (rewritten)", iters: () => 500, run: (g, i, n, ns) => g.checkCancel(rewritten(ns, n, i)) },
+  { name: "job() (rewritten)", iters: () => 500, run: (g, i, n, ns) => g.job(rewritten(ns, n, i)) },
   { name: "jobs()", iters: (n) => Math.max(3, Math.floor(20000 / n)), run: (g) => g.jobs() },
   { name: "applyEvent", iters: () => 200, run: (g, i, n) => g.applyEvent({ ...meta(i % n), id: `${i}-0` }) },
   {
