@@ -10,7 +10,8 @@
 //!   used by `cancel` and `follow`
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `waiting`: `waitFor()`: the page's waiters, fed by every change the guard hears; an
-//!   abort or the page's end cancels what nobody else awaits
+//!   abort cancels what nobody else awaits
+//! - `closing`: `waitFor()` at the page's end: `pagehide`, keepalive cancels
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
@@ -35,6 +36,7 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 mod boundary;
 mod cancel;
 mod clock;
+mod closing;
 mod dom;
 mod error;
 mod exports;

@@ -3,8 +3,8 @@
 //! this room registers a waiter in the tick `waitFor` is called, re-reads the waiters after
 //! every change the guard hears (this tab's, the page's other guards', other tabs'), keeps one
 //! timer for the first stale deadline, starts `follow()` while anything waits (if the app has
-//! not), cancels through `cancel()`'s path on an abort, and on the page's end sends the
-//! cancels with `fetch(…, { keepalive: true })`.
+//! not), and cancels through `cancel()`'s path on an abort ([`super::closing`]: on the page's
+//! end).
 //!
 //! A waiter's promise never rejects. No borrow of the guard is held while JS runs: resolving a
 //! promise, aborting a controller and sending a request all happen after the borrow ends.
@@ -25,7 +25,6 @@ use super::listeners::Listeners;
 use super::state::Inner;
 use crate::core::clock::Clock;
 use crate::core::error::GuardError;
-use crate::core::response::Contract;
 use crate::core::tabs::{Change, Source};
 use crate::core::waiters::{
     admit, read_input, refused_by, stale_ms, Refused, WaitInput, WaitOutcome, WaitRefusal, Waiters,
@@ -39,18 +38,18 @@ struct Pending {
 }
 
 /// A listener on the page, and the page.
-type PageListener = (EventTarget, Closure<dyn FnMut(JsValue)>);
+pub(super) type PageListener = (EventTarget, Closure<dyn FnMut(JsValue)>);
 
 /// The guard's waiters and what keeps them fed.
 #[derive(Default)]
 pub struct Waiting {
-    rules: Waiters,
+    pub(super) rules: Waiters,
     pending: Vec<Pending>,
     /// The stale timer: its id, and the function it calls.
     timer: Option<JsValue>,
     on_timer: Option<Closure<dyn FnMut()>>,
     /// The page's `pagehide` listener, while anything waits.
-    on_pagehide: Option<PageListener>,
+    pub(super) on_pagehide: Option<PageListener>,
     /// The `follow()` `waitFor` started, stopped when nothing waits.
     #[cfg(feature = "follow")]
     pub follow: Option<AbortController>,
@@ -61,8 +60,8 @@ pub struct Waiting {
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
-struct Guard {
-    inner: Weak<RefCell<Inner>>,
+pub(super) struct Guard {
+    pub(super) inner: Weak<RefCell<Inner>>,
     listeners: Weak<RefCell<Listeners>>,
     /// Whether anything waits ([`Waiting::active`]): read without borrowing the guard.
     active: Rc<Cell<bool>>,
@@ -170,7 +169,7 @@ pub fn start(
             }
         }
     }
-    watch_page(&me);
+    super::closing::watch_page(&me);
     #[cfg(feature = "follow")]
     follow_while_waiting(inner, listeners);
     // A job that has already ended settles the waiter now (its promise resolves after this
@@ -376,90 +375,6 @@ fn abort(me: &Guard, id: u32) {
     }
     let outcome = WaitOutcome::aborted(&jobs, cancelling);
     finish(pending.map(|p| (p, outcome)).into_iter().collect(), stop);
-}
-
-/// Listens for the page's end while anything waits.
-fn watch_page(me: &Guard) {
-    let Some(inner) = me.inner.upgrade() else {
-        return;
-    };
-    let Ok(mut guard) = inner.try_borrow_mut() else {
-        return;
-    };
-    if guard.waiting.on_pagehide.is_some() {
-        return;
-    }
-    let Some(page) = dom::page() else {
-        return;
-    };
-    let listener = {
-        let me = me.clone();
-        Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
-            // Into the back/forward cache: the page may come back, its waiters with it.
-            let persisted = Reflect::get(&event, &JsValue::from_str("persisted"))
-                .ok()
-                .and_then(|p| p.as_bool())
-                .unwrap_or(false);
-            if !persisted {
-                close(&me);
-            }
-        })
-    };
-    let _ = page.add_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
-    guard.waiting.on_pagehide = Some((page, listener));
-}
-
-/// The page is going away: with `cancelOnClose`, each job its waiters await that the session
-/// may cancel is cancelled with a `keepalive` request (best effort: no retry, no answer read).
-fn close(me: &Guard) {
-    let Some(inner) = me.inner.upgrade() else {
-        return;
-    };
-    let (requests, fetch) = {
-        let Ok(mut guard) = inner.try_borrow_mut() else {
-            return;
-        };
-        if !guard.options.cancel_on_close {
-            return;
-        }
-        let mut requests = Vec::new();
-        for job in guard.waiting.rules.awaited() {
-            let contract = match guard.store.check_cancel(&job) {
-                crate::core::cancel::CancelCheck::Allowed(record) if record.is_task() => {
-                    Contract::Task
-                }
-                crate::core::cancel::CancelCheck::Allowed(_) => Contract::AsyncEvent,
-                _ => continue,
-            };
-            requests.push(cancel::post_for(&mut guard, &job, contract));
-        }
-        (requests, guard.fetch.clone())
-    };
-    let global = js_sys::global();
-    let fetch = fetch.or_else(|| {
-        Reflect::get(&global, &JsValue::from_str("fetch"))
-            .ok()?
-            .dyn_into::<Function>()
-            .ok()
-    });
-    let Some(fetch) = fetch else {
-        return;
-    };
-    for request in requests {
-        let _ = Reflect::set(
-            &request.init,
-            &JsValue::from_str("keepalive"),
-            &JsValue::TRUE,
-        );
-        if let Ok(sent) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
-            // Its answer is not read; a rejection is not the page's unhandled one.
-            if let Ok(sent) = sent.dyn_into::<Promise>() {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = wasm_bindgen_futures::JsFuture::from(sent).await;
-                });
-            }
-        }
-    }
 }
 
 /// Starts `follow()` for the waiters if the app has not started one.

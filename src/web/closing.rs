@@ -1,0 +1,96 @@
+//! `waitFor()` at the page's end: while anything waits, a `pagehide` listener; when the page
+//! goes (not into the back/forward cache) and `cancelOnClose` is on, each job the waiters await
+//! that the session may cancel is cancelled with `fetch(…, { keepalive: true })`, through the
+//! same request `cancel()` sends (its endpoint, the guard's headers, the tab id recorded at
+//! submit). Best effort: no retry, no answer read.
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::cancel;
+use super::dom;
+use super::waiting::Guard;
+use crate::core::cancel::CancelCheck;
+use crate::core::response::Contract;
+
+/// Listens for the page's end while anything waits.
+pub(super) fn watch_page(me: &Guard) {
+    let Some(inner) = me.inner.upgrade() else {
+        return;
+    };
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return;
+    };
+    if guard.waiting.on_pagehide.is_some() {
+        return;
+    }
+    let Some(page) = dom::page() else {
+        return;
+    };
+    let listener = {
+        let me = me.clone();
+        Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
+            // Into the back/forward cache: the page may come back, its waiters with it.
+            let persisted = Reflect::get(&event, &JsValue::from_str("persisted"))
+                .ok()
+                .and_then(|p| p.as_bool())
+                .unwrap_or(false);
+            if !persisted {
+                close(&me);
+            }
+        })
+    };
+    let _ = page.add_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
+    guard.waiting.on_pagehide = Some((page, listener));
+}
+
+/// The page is going away: with `cancelOnClose`, each job its waiters await that the session
+/// may cancel is cancelled with a `keepalive` request (best effort: no retry, no answer read).
+fn close(me: &Guard) {
+    let Some(inner) = me.inner.upgrade() else {
+        return;
+    };
+    let (requests, fetch) = {
+        let Ok(mut guard) = inner.try_borrow_mut() else {
+            return;
+        };
+        if !guard.options.cancel_on_close {
+            return;
+        }
+        let mut requests = Vec::new();
+        for job in guard.waiting.rules.awaited() {
+            let contract = match guard.store.check_cancel(&job) {
+                CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
+                CancelCheck::Allowed(_) => Contract::AsyncEvent,
+                _ => continue,
+            };
+            requests.push(cancel::post_for(&mut guard, &job, contract));
+        }
+        (requests, guard.fetch.clone())
+    };
+    let global = js_sys::global();
+    let fetch = fetch.or_else(|| {
+        Reflect::get(&global, &JsValue::from_str("fetch"))
+            .ok()?
+            .dyn_into::<Function>()
+            .ok()
+    });
+    let Some(fetch) = fetch else {
+        return;
+    };
+    for request in requests {
+        let _ = Reflect::set(
+            &request.init,
+            &JsValue::from_str("keepalive"),
+            &JsValue::TRUE,
+        );
+        if let Ok(sent) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
+            // Its answer is not read; a rejection is not the page's unhandled one.
+            if let Ok(sent) = sent.dyn_into::<Promise>() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(sent).await;
+                });
+            }
+        }
+    }
+}
