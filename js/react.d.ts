@@ -1,6 +1,15 @@
 // Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
 import type { ReactElement, ReactNode } from "react";
-import type { CancelOutcome, FollowOptions, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
+import type {
+  CancelOutcome,
+  FollowOptions,
+  GuardOptions,
+  JobGuard,
+  JobRecord,
+  SessionInfo,
+  WaitInput,
+  WaitOutcome,
+} from "superset-job-guard";
 
 export interface JobGuardProviderProps {
   /** The guard's options, read once; the provider makes the guard and frees it on unmount. */
@@ -75,3 +84,24 @@ export interface CancelOutcomes {
 
 /** Every job's last cancel outcome, kept after its record (and row) is gone, until dismissed or the session ends. */
 export function useCancelOutcomes(): CancelOutcomes;
+
+export interface UseWaitForOptions {
+  /** No status progress for this long settles the wait `stale` (default 600000, Superset's). Read when a wait starts. */
+  staleTimeoutMs?: number;
+}
+
+export interface WaitState {
+  /** The current input's outcome; `null` until it settles, and for a new input. */
+  outcome: WaitOutcome | null;
+  /** There is an input and no outcome yet (also while the provider has no guard, and on a server). */
+  waiting: boolean;
+}
+
+/**
+ * Waits for a query with `guard.waitFor`: `input` is a 202 body (recorded first) or job ids;
+ * `null`/`undefined` waits for nothing. A new input (compared by its JSON) starts a new wait
+ * and aborts the previous one, which cancels its jobs that no other waiter awaits; unmounting
+ * aborts too (after a microtask, so StrictMode's unmount and mount again keep the wait). Before
+ * the provider has its guard, the wait starts when it comes.
+ */
+export function useWaitFor(input: WaitInput | null | undefined, options?: UseWaitForOptions): WaitState;

@@ -9,6 +9,8 @@
 // job's cancel is kept with the guard, not the component, so it outlives the row that showed
 // the job (a `not_job_owner`, `left` or `already_finished` removes the record, and so the row),
 // until the app dismisses it or the session ends.
+// useWaitFor waits for one query (guard.waitFor) and aborts it, so cancels it, when its input
+// changes or the component unmounts (StrictMode's remount excepted).
 // Plain JS (React.createElement): no JSX build step for the package.
 import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
@@ -355,4 +357,100 @@ function notLoaded(jobId) {
     httpStatus: null,
     attempts: 0,
   };
+}
+
+// ---- useWaitFor: one query's wait, superseded by the next ----
+
+// A key for `input`, compared between renders: its JSON (so an inline literal, or the same
+// body parsed again, does not start a second wait), or the object itself where it has none.
+const inputKeys = new WeakMap();
+let inputCount = 0;
+function waitKey(input) {
+  if (input === null || input === undefined) return null;
+  if (typeof input === "string") return JSON.stringify(input);
+  try {
+    const json = JSON.stringify(input);
+    if (json !== undefined) return json;
+  } catch {
+    // cyclic, a BigInt, a throwing getter: the guard refuses it (invalid_input); by identity.
+  }
+  if (typeof input !== "object" && typeof input !== "function") return `${typeof input}:${String(input)}`;
+  let key = inputKeys.get(input);
+  if (!key) {
+    inputCount += 1;
+    key = `#${inputCount}`;
+    inputKeys.set(input, key);
+  }
+  return key;
+}
+
+/** Stops a wait that has not settled: its signal aborts, and the guard cancels what no other
+ * waiter awaits. */
+function stopWait(wait) {
+  if (!wait.settled) wait.controller.abort();
+}
+
+/**
+ * Waits for a query: `guard.waitFor(input, { signal, staleTimeoutMs })` for the current
+ * `input` (a 202 body, which the guard records first, or job ids), `{ outcome, waiting }`.
+ *
+ * - `input` is compared by its JSON: a new 202 body (a new job id or cursor) starts a new wait
+ *   and aborts the previous one, so the previous query is cancelled (unless another waiter
+ *   awaits it: the new wait registers first, so a job both await runs on); the same body
+ *   again, or an inline literal re-rendered, changes nothing. `null`/`undefined`: nothing to
+ *   wait for (a wait running is aborted).
+ * - Unmounting aborts the wait (so its query is cancelled). The abort waits for a microtask:
+ *   StrictMode's unmount and mount again at once keep the wait (and the query) running.
+ * - `outcome`: the current input's `WaitOutcome`, `null` until it settles (and for a new
+ *   input); an outcome of an earlier input is never shown. `waiting`: there is an input and
+ *   no outcome yet, also while the provider has no guard (a server render, or until `init()`
+ *   has loaded the module: the wait starts when the guard comes), so a server's HTML and
+ *   hydration agree.
+ * - `options.staleTimeoutMs` is read when a wait starts.
+ */
+export function useWaitFor(input, options) {
+  const guard = useJobGuard();
+  const key = waitKey(input);
+  const staleTimeoutMs = options?.staleTimeoutMs;
+  const [settled, setSettled] = useState(null); // { key, outcome } of the last wait that settled
+  const current = useRef(null); // { guard, key, controller, settled, detached }
+
+  useEffect(() => {
+    if (!guard || key === null || freed.has(guard)) return undefined;
+    let wait = current.current;
+    if (wait && wait.guard === guard && wait.key === key && wait.detached) {
+      // StrictMode's unmount and mount again (or a re-run for nothing new): the same wait.
+      wait.detached = false;
+    } else {
+      const previous = wait;
+      const controller = new AbortController();
+      const mine = { guard, key, controller, settled: false, detached: false };
+      wait = mine;
+      current.current = mine;
+      const waitOptions = { signal: controller.signal };
+      if (staleTimeoutMs !== undefined) waitOptions.staleTimeoutMs = staleTimeoutMs;
+      const promise = guard.waitFor(input, waitOptions);
+      // After the new waiter is registered: a job the new one awaits too is not cancelled.
+      if (previous) stopWait(previous);
+      setSettled((s) => (s === null ? s : null));
+      promise.then((outcome) => {
+        mine.settled = true;
+        // Only the current input's: a late outcome of a superseded or unmounted wait is not.
+        if (current.current === mine && !mine.detached) setSettled({ key, outcome });
+      });
+    }
+    const held = wait;
+    return () => {
+      held.detached = true;
+      queueMicrotask(() => {
+        if (!held.detached || current.current !== held) return;
+        current.current = null;
+        stopWait(held);
+      });
+    };
+    // `input` is what `key` names; `staleTimeoutMs` is read when a wait starts.
+  }, [guard, key]);
+
+  const outcome = settled !== null && settled.key === key ? settled.outcome : null;
+  return { outcome, waiting: key !== null && outcome === null };
 }

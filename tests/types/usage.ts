@@ -45,7 +45,13 @@ import init, {
   type TaskStatusMessage,
   type TaskSubmission,
   type UserId,
+  type WaitInput,
+  type WaitOptions,
+  type WaitOutcome,
+  type WaitOutcomeKind,
+  type WaitRefusalReason,
 } from "superset-job-guard";
+import { useWaitFor, type UseWaitForOptions, type WaitState } from "superset-job-guard/react";
 
 export async function dashboard(created: JobMetadata, event: AsyncEvent): Promise<string> {
   await init();
@@ -252,4 +258,40 @@ export async function named(
     purged.purged, errors.length, status, ids, applied, taskIds, taskStatus, changed.length, refusal,
     kind, why, classified.outcome, changeTypes, sources, mode, kinds, removed.expired, guest, tab, code, unknown,
   ].join();
+}
+
+// waitFor: a 202 body (either contract) or ids; the outcome's fields; cancelOnClose.
+export async function waiting(taskBody: TaskSubmission, jobBody: JobMetadata): Promise<string> {
+  const guard = new JobGuard({ contract: "task", tabId: "tab-1", cancelOnClose: true });
+  guard.login({ userId: 1 });
+  const controller = new AbortController();
+  const options: WaitOptions = { signal: controller.signal, staleTimeoutMs: 600000 };
+  const first: WaitOutcome = await guard.waitFor(taskBody, options);
+  const inputs: WaitInput[] = [taskBody, jobBody, "job-1", ["job-1", "job-2"]];
+  const outcomes: WaitOutcome[] = await Promise.all(inputs.map((input) => guard.waitFor(input)));
+  const kind: WaitOutcomeKind = first.outcome;
+  const reason: WaitRefusalReason | null = first.reason;
+  const failed: JobStatus | TaskStatus | null = first.outcome === "failed" ? first.status : null;
+  const ids: string[] = [...first.jobIds, ...first.cancelling, first.jobId ?? ""];
+  const errors: unknown[] = first.errors;
+  // @ts-expect-error an outcome kind is one of the documented five
+  const wrong: WaitOutcomeKind = "cancelled";
+  // @ts-expect-error a number is not a job
+  void guard.waitFor(42);
+  // @ts-expect-error cancelOnClose is a boolean
+  void new JobGuard({ cancelOnClose: "yes" });
+  return [kind, reason, failed, ids, errors.length, wrong, outcomes.length, first.message].join();
+}
+
+// React: useWaitFor over a 202 body, ids, or nothing yet.
+export function useChartQuery(body: TaskSubmission | null, ids: readonly string[]): string {
+  const options: UseWaitForOptions = { staleTimeoutMs: 60000 };
+  const state: WaitState = useWaitFor(body, options);
+  const outcome: WaitOutcome | null = state.outcome;
+  const waiting: boolean = state.waiting;
+  const byIds: WaitState = useWaitFor(ids);
+  const nothing: WaitState = useWaitFor(undefined);
+  // @ts-expect-error a number is not a WaitInput
+  useWaitFor(7);
+  return `${waiting} ${outcome?.outcome ?? ""} ${byIds.waiting} ${nothing.waiting}`;
 }

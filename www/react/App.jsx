@@ -1,5 +1,5 @@
-import { useEffect, useState } from "react";
-import { useCancel, useCancelOutcomes, useJobGuard, useJobs, useSession } from "superset-job-guard/react";
+import { useEffect, useRef, useState } from "react";
+import { useCancel, useCancelOutcomes, useJobGuard, useJobs, useSession, useWaitFor } from "superset-job-guard/react";
 
 /** The app's own requests: same-origin cookies and Superset's CSRF header. */
 export const api = {
@@ -31,6 +31,7 @@ export function App({ me }) {
   window.guard = guard; // for the tests and the curious: the provider's guard
   const session = useSession();
   const [showJobs, setShowJobs] = useState(true);
+  const [showChart, setShowChart] = useState(true);
   const [user, setUser] = useState("1");
   const [note, setNote] = useState("");
 
@@ -94,8 +95,73 @@ export function App({ me }) {
         </button>
         <p id="note">{note}</p>
       </header>
+      {showChart && <Chart onHide={() => setShowChart(false)} />}
+      {!showChart && (
+        <p className="panel">
+          <button id="show-chart" type="button" className="secondary" onClick={() => setShowChart(true)}>Show chart</button>
+        </p>
+      )}
       {showJobs && <Jobs />}
     </main>
+  );
+}
+
+const REGIONS = ["EMEA", "Americas", "APAC"];
+
+/**
+ * A chart whose query is awaited with useWaitFor. Its region filter supersedes the running
+ * query, as Superset's own dashboards do: a new request, a new 202 body, and the hook aborts the
+ * wait for the old one, which cancels it (the guard's cancel: this tab's id on the task
+ * contract). Hiding the chart (unmounting it) cancels a query still running.
+ */
+function Chart({ onHide }) {
+  const guard = useJobGuard();
+  const [region, setRegion] = useState("");
+  const [body, setBody] = useState(null); // the 202 body of the current query
+  const [error, setError] = useState("");
+  const latest = useRef(0);
+  const { outcome, waiting } = useWaitFor(body);
+
+  async function filter(next) {
+    setRegion(next);
+    setError("");
+    const asked = ++latest.current;
+    if (!next) return setBody(null); // no filter: no query (a running one is cancelled)
+    const { status, data } = await api.call("POST", "/api/v1/chart/data", { chart: `Sales (${next})`, tab_id: api.tabId });
+    if (asked !== latest.current) {
+      // A later filter came first: this answer's query is not wanted. Waiting and aborting at
+      // once records it and cancels it (unless the current query awaits the same job).
+      if (status === 202 && guard) {
+        const stop = new AbortController();
+        guard.waitFor(data, { signal: stop.signal });
+        stop.abort();
+      }
+      return undefined;
+    }
+    if (status !== 202) {
+      setBody(null);
+      return setError(data.message ?? `Query failed (HTTP ${status})`);
+    }
+    setBody(data);
+  }
+
+  const ids = outcome?.jobIds ?? (body ? (body.task_ids ?? (body.job_id ? [body.job_id] : [])) : []);
+  const state = error ? "error" : (outcome?.outcome ?? (waiting ? "waiting" : ""));
+  return (
+    <section className="panel" id="chart">
+      <h2>Sales by region</h2>
+      <label>
+        Region{" "}
+        <select id="region" value={region} onChange={(e) => filter(e.target.value)}>
+          <option value="">(choose one)</option>
+          {REGIONS.map((r) => <option key={r} value={r}>{r}</option>)}
+        </select>
+      </label>{" "}
+      <button id="hide-chart" type="button" className="secondary" onClick={onHide}>Hide chart</button>
+      <p id="chart-status" data-state={state} data-job-ids={ids.join(" ")}>
+        {error || (outcome ? outcome.message : waiting ? `Waiting for ${region}…` : "Pick a region to run the query.")}
+      </p>
+    </section>
   );
 }
 

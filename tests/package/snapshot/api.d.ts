@@ -144,6 +144,11 @@ export type JobStatus = "pending" | "running" | "done" | "error" | "cancelled";
 export type AsyncEvent = Omit<JobMetadata, "status"> & { status: JobStatus | (string & {}); id?: string };
 
 /**
+ * How a `waitFor` settled.
+ */
+export type WaitOutcomeKind = "done" | "failed" | "refused" | "stale" | "aborted";
+
+/**
  * How a cancel ended.
  */
 export type CancelOutcomeKind = "cancelled" | "left" | "not_job_owner" | "not_found" | "already_finished" | "unsupported" | "unauthenticated" | "refused" | "failed" | "aborted";
@@ -343,6 +348,14 @@ export interface GuardOptions {
      */
     timeoutMs?: number;
     /**
+     * When the page closes (`pagehide`, not into the back/forward cache), cancel the jobs that
+     * only this page's `waitFor` waiters await, with `fetch(…, { keepalive: true })` (best
+     * effort; the `headers` go with it). Default `true`: a task-contract cancel carries the tab
+     * id the task was recorded with, so it detaches only this tab (a task another tab or user
+     * shares runs on); an async_event cancel stops the job, whose id no other page awaits.
+     */
+    cancelOnClose?: boolean;
+    /**
      * The fetch to send the cancel with. Default: the page's `fetch` at call time. (A
      * function, which the browser shell takes out before the rest is read here.)
      */
@@ -420,6 +433,50 @@ export interface CancelOptions {
      * Aborting it ends the cancel as `aborted`; no further request is sent.
      */
     signal?: AbortSignal;
+}
+
+/**
+ * What `waitFor` awaits: a `202` body (a task-framework submission, or an async_event job's
+ * metadata), recorded first as `recordTasks` or `recordJob` would; or the id (a task's uuid) of
+ * a job the session has recorded, or up to 100 of them.
+ */
+export type WaitInput = TaskSubmission | JobMetadata | string | readonly string[];
+
+/**
+ * What `waitFor` settles with; it never rejects.
+ */
+export interface WaitOutcome {
+    outcome: WaitOutcomeKind;
+    /**
+     * The jobs (a task's uuid for a task) the waiter awaited.
+     */
+    jobIds: string[];
+    /**
+     * `failed`: the job that failed; `refused`: the job refused, where one was.
+     */
+    jobId: string | null;
+    /**
+     * `failed`: the job's final status.
+     */
+    status: JobStatus | TaskStatus | null;
+    /**
+     * `failed`: the job's errors (a task's `semantic_result_error` where it was read back, as
+     * `[{ message }]`).
+     */
+    errors: unknown[];
+    /**
+     * `refused`: why.
+     */
+    reason: WaitRefusalReason | null;
+    /**
+     * `aborted`: the jobs whose cancel the abort started (those no other waiter awaits);
+     * `guard.cancel(id)` hands back each one's running cancel.
+     */
+    cancelling: string[];
+    /**
+     * Ready to show to a person.
+     */
+    message: string;
 }
 
 /**
@@ -519,12 +576,22 @@ export interface SessionInput {
 export type CancelRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "already_finished";
 
 /**
+ * Why a `waitFor` was refused.
+ */
+export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "invalid_input";
+
+/**
  * Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
  * `unknown_job`, `already_finished`), or the server's for a task that is running and
  * cannot be aborted (a 422, with the task's status read back: `not_abortable`). Absent
  * when the server refused for another reason.
  */
 export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "not_abortable";
+
+/**
+ * `waitFor`'s options.
+ */
+export type WaitOptions = { signal?: AbortSignal; staleTimeoutMs?: number };
 
 
 /**
@@ -627,6 +694,19 @@ export class JobGuard {
      */
     subscribe(listener: (change: GuardChange) => void): () => void;
     /**
+     * Waits for jobs of the session: a `202` body (recorded first, as `recordJob` or
+     * `recordTasks` would), a job id or an array of them. Registers now, and settles (never
+     * rejects) with a `WaitOutcome`: `done` when every job ended well, `failed` at the first
+     * that did not (`jobId`, `status`, `errors`), `refused` for a job this session does not own
+     * or know (nothing is sent), `stale` after `staleTimeoutMs` (default 600000) without
+     * progress, `aborted` by `signal`: then each of its jobs that no other waiter of the guard
+     * awaits is cancelled as `cancel()` would. Fed by `follow()` (started while anything
+     * waits, if the app has not) and the app's `applyEvent` / `applyTaskStatus` /
+     * `applyStatusChanges`. With `cancelOnClose` (the default), the page's end cancels what
+     * only its waiters await.
+     */
+    waitFor(input: WaitInput, options?: WaitOptions): Promise<WaitOutcome>;
+    /**
      * The stored session (shared by the origin's tabs), or `null`.
      */
     readonly session: SessionInfo | null;
@@ -675,11 +755,13 @@ export interface InitOutput {
     readonly jobguard_stats: (a: number) => [number, number, number];
     readonly jobguard_storage: (a: number) => [number, number, number];
     readonly jobguard_subscribe: (a: number, b: any) => [number, number, number];
+    readonly jobguard_waitFor: (a: number, b: any, c: any) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h60702a48838d1764: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__he5ff5a6db65ddc42: (a: number, b: number, c: any) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_25: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_27: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h7d3ea58711d21d88: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h05b5433cabc2fd89: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
@@ -727,7 +809,16 @@ export { default } from "../pkg/superset_job_guard.js";
 // ---- js/react.d.ts
 // Types of superset-job-guard/react (js/react.js): React 16.8 to 19.
 import type { ReactElement, ReactNode } from "react";
-import type { CancelOutcome, FollowOptions, GuardOptions, JobGuard, JobRecord, SessionInfo } from "superset-job-guard";
+import type {
+  CancelOutcome,
+  FollowOptions,
+  GuardOptions,
+  JobGuard,
+  JobRecord,
+  SessionInfo,
+  WaitInput,
+  WaitOutcome,
+} from "superset-job-guard";
 
 export interface JobGuardProviderProps {
   /** The guard's options, read once; the provider makes the guard and frees it on unmount. */
@@ -802,3 +893,24 @@ export interface CancelOutcomes {
 
 /** Every job's last cancel outcome, kept after its record (and row) is gone, until dismissed or the session ends. */
 export function useCancelOutcomes(): CancelOutcomes;
+
+export interface UseWaitForOptions {
+  /** No status progress for this long settles the wait `stale` (default 600000, Superset's). Read when a wait starts. */
+  staleTimeoutMs?: number;
+}
+
+export interface WaitState {
+  /** The current input's outcome; `null` until it settles, and for a new input. */
+  outcome: WaitOutcome | null;
+  /** There is an input and no outcome yet (also while the provider has no guard, and on a server). */
+  waiting: boolean;
+}
+
+/**
+ * Waits for a query with `guard.waitFor`: `input` is a 202 body (recorded first) or job ids;
+ * `null`/`undefined` waits for nothing. A new input (compared by its JSON) starts a new wait
+ * and aborts the previous one, which cancels its jobs that no other waiter awaits; unmounting
+ * aborts too (after a microtask, so StrictMode's unmount and mount again keep the wait). Before
+ * the provider has its guard, the wait starts when it comes.
+ */
+export function useWaitFor(input: WaitInput | null | undefined, options?: UseWaitForOptions): WaitState;
