@@ -2,6 +2,13 @@
 // record and every cancel goes through the guard. It speaks the contract the server names in
 // /api/v1/me/: "task" (today's Superset: 202 with task ids, status_changes, per-tab cancel) or
 // "async_event" (202 with job metadata, the async event stream).
+//
+// Queries are awaited with guard.waitFor: the filtered query (a select of regions) is awaited
+// with an AbortController, and a new filter supersedes it (the old waiter is aborted, so the
+// guard cancels its task); the tab's end cancels what it still awaits (cancelOnClose). The chart
+// buttons' queries are awaited by a second guard whose waiters let them run on when the page
+// reloads or closes (cancelOnClose: false): they warm the dashboard's cache for the next visit.
+// `?follow=0` leaves follow() to the guard (it runs it while anything waits).
 import init, { JobGuard, isGuardError } from "/js/index.js"; // the package's entry
 
 await init();
@@ -35,15 +42,27 @@ function headers() {
   return h;
 }
 
-const guard = new JobGuard({
+/** The guard's requests through the app's: the current CSRF and guest headers go with them. */
+function appFetch(url, init = {}) {
+  const h = new Headers(init.headers);
+  for (const [k, v] of Object.entries(headers())) h.set(k, v);
+  return fetch(url, { ...init, headers: h });
+}
+
+const options = {
   contract,
   tabId,
   retry: { attempts: 3, baseDelayMs: 200, maxDelayMs: 2000 },
-  // Through the app's fetch, so the cancel carries the current CSRF and guest headers.
-  fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, ...headers() } }),
-});
-// For the end-to-end tests and the curious: the guard in the console.
-window.dashboard = { guard };
+  // Through the app's fetch, so the cancel carries the current CSRF and guest headers (the
+  // keepalive cancel sent when the page closes too).
+  fetch: appFetch,
+};
+const guard = new JobGuard(options);
+// The chart buttons' waiters: their queries run on when the page goes (nothing cancels them
+// but the jobs table's Cancel button, through `guard`).
+const charts = new JobGuard({ ...options, cancelOnClose: false });
+// For the end-to-end tests and the curious: the guards in the console.
+window.dashboard = { guard, charts };
 if (guard.storage.kind !== "local") {
   log(`Job metadata is kept in this page's memory only: ${guard.storage.reason ?? "storage off"}`, "refused");
 }
@@ -171,20 +190,97 @@ async function sessionOf(user, guestToken) {
   return { userId: null, guestKey: guestToken ? await guestKey(guestToken) : null };
 }
 
+/** A list entry for a waiter (`#waits` or `#chart-waits`), created or updated by its key. */
+function showWaiter(list, key, fields, text) {
+  let li = list.querySelector(`li[data-key="${CSS.escape(key)}"]`);
+  if (!li) {
+    li = document.createElement("li");
+    li.dataset.key = key;
+    list.prepend(li);
+  }
+  for (const [k, v] of Object.entries(fields)) li.dataset[k] = Array.isArray(v) ? v.join(" ") : String(v ?? "");
+  li.className = { done: "ok", waiting: "", submitting: "", aborted: "left" }[fields.outcome] ?? "refused";
+  li.textContent = text;
+  return li;
+}
+
+/** The fields a waiter's outcome shows (data attributes: the tests read them). */
+const outcomeFields = (outcome) => ({
+  outcome: outcome.outcome,
+  jobIds: outcome.jobIds,
+  jobId: outcome.jobId,
+  status: outcome.status,
+  reason: outcome.reason,
+  cancelling: outcome.cancelling,
+});
+
+const FILTERS = { all: "All regions", emea: "EMEA", apac: "APAC", americas: "Americas" };
+let query = null; // the filtered query this page awaits: { seq, controller }
+let querySeq = 0;
+
+/** `#wait-outcome` shows the current query; `#waits` every query of this page. */
+function showQuery(seq, filter, fields, text) {
+  const all = { seq, filter, ...fields };
+  showWaiter($("waits"), `query-${seq}`, all, `#${seq} ${FILTERS[filter] ?? filter}: ${text}`);
+  if (query?.seq !== seq) return;
+  const out = $("wait-outcome");
+  for (const k of Object.keys(out.dataset)) if (k !== "testid") delete out.dataset[k];
+  for (const [k, v] of Object.entries(all)) out.dataset[k] = Array.isArray(v) ? v.join(" ") : String(v ?? "");
+  out.textContent = `${FILTERS[filter] ?? filter}: ${text}`;
+}
+
+/**
+ * Runs the filtered query and awaits it. A query already awaited is superseded: its waiter is
+ * aborted, and the guard cancels its jobs (those no other waiter of the guard awaits).
+ */
+async function runQuery(filter) {
+  query?.controller.abort();
+  const controller = new AbortController();
+  const seq = ++querySeq;
+  query = { seq, controller };
+  showQuery(seq, filter, { outcome: "submitting" }, "submitting…");
+  const name = `Revenue by region · ${FILTERS[filter] ?? filter}`;
+  const { status, data } = await call("POST", "/api/v1/chart/data", { chart: name, tab_id: tabId });
+  if (status !== 202) {
+    showQuery(seq, filter, { outcome: "error", status }, data.message ?? `Query failed (HTTP ${status})`);
+    return;
+  }
+  // Superseded while it was being submitted: the waiter is still made, with the aborted signal,
+  // so the guard records the 202 and cancels what the server started.
+  const ids = contract === "task" ? data.task_ids ?? [] : [data.job_id];
+  for (const id of ids) if (typeof id === "string") labels.set(id, name);
+  const waiting = guard.waitFor(data, { signal: controller.signal }); // never rejects
+  showQuery(seq, filter, { outcome: "waiting", jobIds: ids }, `waiting for ${ids.map((id) => id.slice(0, 8)).join(", ")}…`);
+  render();
+  const outcome = await waiting;
+  showQuery(seq, filter, outcomeFields(outcome), outcome.message);
+  if (query?.seq === seq) query = null;
+  render();
+}
+
 async function runChart(name, fail) {
   // A broken query fails fast, as SQL errors do; the others run until done or cancelled.
   // Under the task contract one chart is one shared task: two users asking for it share it.
   const body = { chart: name, tab_id: tabId, ...(fail ? { fail: true, durationMs: 1500 } : {}) };
   const { status, data } = await call("POST", "/api/v1/chart/data", body);
   if (status !== 202) return log(data.message ?? `Query failed (HTTP ${status})`, "refused");
+  let ids;
   try {
     // Exactly the 202 body.
     const records = contract === "task" ? guard.recordTasks(data) : [guard.recordJob(data)];
-    for (const job of records) labels.set(job.job_id, name);
+    ids = records.map((job) => job.job_id);
+    for (const id of ids) labels.set(id, name);
   } catch (e) {
     log(isGuardError(e) ? `${e.message} [${e.code}]` : String(e), "refused");
   }
   render();
+  if (!ids?.length) return;
+  // Awaited: its outcome is shown under the chart buttons.
+  const key = `chart-${ids.join("-")}`;
+  const list = $("chart-waits");
+  showWaiter(list, key, { chart: name, outcome: "waiting", jobIds: ids }, `${name}: running…`);
+  const outcome = await charts.waitFor(ids);
+  showWaiter(list, key, { chart: name, ...outcomeFields(outcome) }, `${name}: ${outcome.message}`);
 }
 
 $("login").addEventListener("click", () => signIn($("user").value));
@@ -192,6 +288,10 @@ $("logout").addEventListener("click", signOut);
 for (const button of document.querySelectorAll(".chart")) {
   button.addEventListener("click", () => runChart(button.dataset.chart, button.dataset.fail === "true"));
 }
+$("filter").addEventListener("change", () => {
+  if (guard.session) runQuery($("filter").value);
+});
+$("run-query").addEventListener("click", () => runQuery($("filter").value));
 $("forge").addEventListener("submit", (e) => {
   e.preventDefault();
   const jobId = $("job-id").value.trim();
@@ -218,6 +318,7 @@ if (me.user || me.guestToken) {
 }
 render();
 // The guard polls Superset's event stream itself (async events, or the task framework's status
-// changes), one tab of the browser for all: every change it applies re-renders below.
-guard.follow();
+// changes), one tab of the browser for all: every change it applies re-renders below. With
+// `?follow=0` the app leaves it to waitFor, which follows while anything waits.
+if (new URLSearchParams(location.search).get("follow") !== "0") guard.follow();
 document.body.dataset.ready = "true";

@@ -100,9 +100,11 @@ export function compareEventIds(a, b) {
 /**
  * Creates the server's state and request handler. `jobDurationMs`: how long a chart query
  * runs before it is `done`. `jwtExpirationSeconds`: the async-token's lifetime (Superset's
- * GLOBAL_ASYNC_QUERIES_JWT_EXPIRATION_SECONDS, default 3600).
+ * GLOBAL_ASYNC_QUERIES_JWT_EXPIRATION_SECONDS, default 3600). `bfcache`: serve the static files
+ * `no-cache` (revalidated) instead of `no-store`, which keeps a page out of the browser's
+ * back/forward cache.
  */
-export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600, contract = "task" } = {}) {
+export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600, contract = "task", bfcache = false } = {}) {
   if (contract !== "task" && contract !== "async_event") throw new Error(`unknown contract ${contract}`);
   const secret = randomBytes(32);
   const hmac = (text) => createHmac("sha256", secret).update(text).digest();
@@ -478,14 +480,14 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
     const ctx = { url, cookies, sid, session: state.sessions.get(sid), isCancel: false };
 
     let result = await route(req, ctx);
-    if (result === null) result = await serveStatic(req, url.pathname);
+    if (result === null) result = { ...(await serveStatic(req, url.pathname)), static: true };
     if (url.pathname.startsWith("/api/") || url.pathname === "/login" || url.pathname === "/logout") {
       state.requests.push({ method: req.method, path: url.pathname, status: result.status, body: ctx.cancelBody });
     }
     validateSession(ctx, setCookies);
     const headers = {
       "content-type": result.type,
-      "cache-control": "no-store",
+      "cache-control": bfcache && result.static ? "no-cache" : "no-store",
       "x-content-type-options": "nosniff",
       ...(result.headers ?? {}),
     };

@@ -52,3 +52,44 @@ export async function clickCancel(page, jobId) {
   return latestOutcome(page);
 }
 
+
+// ---- waitFor: the filtered query (#filter, #run-query, #wait-outcome, #waits) ----
+
+/** The data attributes of the `#waits` entry of query `seq` (1, 2, … in the page's order). */
+export async function waiter(page, seq) {
+  return page.locator(`#waits li[data-seq="${seq}"]`).evaluate((li) => ({ ...li.dataset, text: li.textContent }));
+}
+
+/** Waits until query `seq` has settled (not submitting or waiting); returns its attributes. */
+export async function settled(page, seq, timeout = 20_000) {
+  await page.waitForSelector(
+    `#waits li[data-seq="${seq}"]:not([data-outcome="submitting"]):not([data-outcome="waiting"])`,
+    { timeout, state: "attached" },
+  );
+  return waiter(page, seq);
+}
+
+/** Waits until query `seq` is awaited (or settled already); returns its attributes. */
+async function submitted(page, seq) {
+  await page.waitForSelector(`#waits li[data-seq="${seq}"]:not([data-outcome="submitting"])`, {
+    timeout: 15_000,
+    state: "attached",
+  });
+  return waiter(page, seq);
+}
+
+const queries = (page) => page.locator("#waits li").count();
+
+/** Runs the filtered query with the current filter; returns its waiter's attributes once it waits. */
+export async function runQuery(page) {
+  const seq = (await queries(page)) + 1;
+  await page.click("#run-query");
+  return { seq, ...(await submitted(page, seq)) };
+}
+
+/** Picks a filter, which supersedes the running query; returns the new waiter's attributes. */
+export async function setFilter(page, value) {
+  const seq = (await queries(page)) + 1;
+  await page.selectOption("#filter", value);
+  return { seq, ...(await submitted(page, seq)) };
+}
