@@ -401,20 +401,30 @@ async fn the_pages_end_sends_keepalive_cancels_and_the_back_forward_cache_sends_
 }
 
 #[wasm_bindgen_test]
-async fn an_aborted_signal_records_nothing_and_a_listener_may_wait_from_inside() {
+async fn an_aborted_signal_records_and_cancels_and_a_listener_may_wait_from_inside() {
     let ns = fresh("wait-hostile");
     let server = Server::new(json!({ T1: "pending" }));
     let g = guard(&ns, &server, json!({}));
     let controller = web_sys::AbortController::new().unwrap();
     controller.abort();
+    // A 202 that came after its query was superseded: recorded, and its task cancelled.
     let outcome = settled(wait(
         &g,
-        json!({ "task_ids": [T1], "cursor": "c" }),
+        json!({ "task_ids": [T1], "cursor": "c", "tab_id": "tab-a" }),
         with_signal(&controller, json!({})),
     ))
     .await;
     assert_eq!(outcome["outcome"], "aborted");
-    assert_eq!(rust(&g.jobs().unwrap()), json!([]), "nothing recorded");
+    assert_eq!(outcome["cancelling"], json!([T1]));
+    until(2000, || !server.posts().is_empty()).await;
+    assert_eq!(server.posts().len(), 1);
+    assert_eq!(server.posts()[0]["body"], r#"{"tab_id":"tab-a"}"#);
+    until(2000, || {
+        rust(&g.job(T1.into()).unwrap())["status"] == "aborted"
+    })
+    .await;
+    const T3: &str = "0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c03";
+    server.set_status(T3, "pending");
 
     // A subscriber that calls waitFor for every change: each call answers, nothing breaks.
     let g = std::rc::Rc::new(g);
@@ -423,16 +433,16 @@ async fn an_aborted_signal_records_nothing_and_a_listener_may_wait_from_inside()
     let seen = outcomes.clone();
     let listener = wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |_| {
         if seen.length() < 3 {
-            seen.push(&inner.wait_for(JsValue::from_str(T1), JsValue::UNDEFINED));
+            seen.push(&inner.wait_for(JsValue::from_str(T3), JsValue::UNDEFINED));
         }
     });
     let _off = g.subscribe(listener.as_ref().clone()).unwrap();
     let waiting = wait(
         &g,
-        json!({ "task_ids": [T1], "cursor": "c" }),
+        json!({ "task_ids": [T3], "cursor": "c" }),
         JsValue::UNDEFINED,
     );
-    g.apply_task_status(ts(js(json!({ "task_id": T1, "status": "success" }))))
+    g.apply_task_status(ts(js(json!({ "task_id": T3, "status": "success" }))))
         .unwrap();
     assert_eq!(settled(waiting).await["outcome"], "done");
     assert!(outcomes.length() >= 1);

@@ -108,9 +108,6 @@ pub fn start(
         Ok(read) => read,
         Err(refused) => return refusal(&[], None, refused),
     };
-    if signal.as_ref().is_some_and(dom::is_aborted) {
-        return settled(&WaitOutcome::aborted(&[], Vec::new()));
-    }
     let input = match plain(input, None, GuardError::InvalidJob) {
         Ok(copy) => read_input(&copy.json),
         Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
@@ -157,6 +154,12 @@ pub fn start(
     let Some(id) = added else {
         return promise;
     };
+    // Aborted already (a 202 that came after its query was superseded): recorded, and what no
+    // other waiter awaits is cancelled at once, as by an abort a moment later.
+    if signal.as_ref().is_some_and(dom::is_aborted) {
+        abort(&me, id);
+        return promise;
+    }
     if let Some(signal) = signal {
         let on_abort = {
             let me = me.clone();
