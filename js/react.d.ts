@@ -88,6 +88,8 @@ export function useCancelOutcomes(): CancelOutcomes;
 export interface UseWaitForOptions {
   /** No status progress for this long settles the wait `stale` (default 600000, Superset's). Read when a wait starts. */
   staleTimeoutMs?: number;
+  /** Whether the page's end cancels this query (default the guard's `cancelOnClose`). Read when a wait starts. */
+  cancelOnClose?: boolean;
 }
 
 export interface WaitState {

@@ -406,12 +406,13 @@ function stopWait(wait) {
  *   no outcome yet, also while the provider has no guard (a server render, or until `init()`
  *   has loaded the module: the wait starts when the guard comes), so a server's HTML and
  *   hydration agree.
- * - `options.staleTimeoutMs` is read when a wait starts.
+ * - `options.staleTimeoutMs` and `options.cancelOnClose` are read when a wait starts.
  */
 export function useWaitFor(input, options) {
   const guard = useJobGuard();
   const key = waitKey(input);
   const staleTimeoutMs = options?.staleTimeoutMs;
+  const cancelOnClose = options?.cancelOnClose;
   const [settled, setSettled] = useState(null); // { key, outcome } of the last wait that settled
   const current = useRef(null); // { guard, key, controller, settled, detached }
 
@@ -429,6 +430,7 @@ export function useWaitFor(input, options) {
       current.current = mine;
       const waitOptions = { signal: controller.signal };
       if (staleTimeoutMs !== undefined) waitOptions.staleTimeoutMs = staleTimeoutMs;
+      if (cancelOnClose !== undefined) waitOptions.cancelOnClose = cancelOnClose;
       const promise = guard.waitFor(input, waitOptions);
       // After the new waiter is registered: a job the new one awaits too is not cancelled.
       if (previous) stopWait(previous);
@@ -448,7 +450,7 @@ export function useWaitFor(input, options) {
         stopWait(held);
       });
     };
-    // `input` is what `key` names; `staleTimeoutMs` is read when a wait starts.
+    // `input` is what `key` names; the options are read when a wait starts.
   }, [guard, key]);
 
   const outcome = settled !== null && settled.key === key ? settled.outcome : null;

@@ -387,7 +387,7 @@ async fn the_pages_end_sends_keepalive_cancels_and_the_back_forward_cache_sends_
     assert_eq!(settled(waiting).await["outcome"], "aborted");
 
     let ns = fresh("wait-close-off");
-    let server = Server::new(json!({ T1: "pending" }));
+    let server = Server::new(json!({ T1: "pending", T2: "pending" }));
     let g = guard(&ns, &server, json!({ "cancelOnClose": false }));
     let _waiting = wait(
         &g,
@@ -396,7 +396,24 @@ async fn the_pages_end_sends_keepalive_cancels_and_the_back_forward_cache_sends_
     );
     pagehide(false);
     sleep(50).await;
-    assert_eq!(server.posts(), Vec::<Value>::new(), "cancelOnClose: false");
+    assert_eq!(
+        server.posts(),
+        Vec::<Value>::new(),
+        "the guard's cancelOnClose: false"
+    );
+    // A waiter's own option wins over the guard's, and a job a waiter keeps is not cancelled.
+    let _closing = wait(
+        &g,
+        json!({ "task_ids": [T2], "cursor": "c" }),
+        js(json!({ "cancelOnClose": true })),
+    );
+    let _keeping = wait(&g, json!([T1]), js(json!({ "cancelOnClose": false })));
+    pagehide(false);
+    let posts = server.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert_eq!(posts[0]["url"], format!("/api/v1/task/{T2}/cancel"));
+    let refused = settled(wait(&g, json!([T1]), js(json!({ "cancelOnClose": "no" })))).await;
+    assert_eq!(refused["reason"], "invalid_input");
     drop(g);
 }
 

@@ -6,8 +6,8 @@
 // Queries are awaited with guard.waitFor: the filtered query (a select of regions) is awaited
 // with an AbortController, and a new filter supersedes it (the old waiter is aborted, so the
 // guard cancels its task); the tab's end cancels what it still awaits (cancelOnClose). The chart
-// buttons' queries are awaited by a second guard whose waiters let them run on when the page
-// reloads or closes (cancelOnClose: false): they warm the dashboard's cache for the next visit.
+// buttons' queries are awaited with `cancelOnClose: false`: they run on when the page reloads or
+// closes, and warm the dashboard's cache for the next visit.
 // `?follow=0` leaves follow() to the guard (it runs it while anything waits).
 import init, { JobGuard, isGuardError } from "/js/index.js"; // the package's entry
 
@@ -58,11 +58,8 @@ const options = {
   fetch: appFetch,
 };
 const guard = new JobGuard(options);
-// The chart buttons' waiters: their queries run on when the page goes (nothing cancels them
-// but the jobs table's Cancel button, through `guard`).
-const charts = new JobGuard({ ...options, cancelOnClose: false });
-// For the end-to-end tests and the curious: the guards in the console.
-window.dashboard = { guard, charts };
+// For the end-to-end tests and the curious: the guard in the console.
+window.dashboard = { guard };
 if (guard.storage.kind !== "local") {
   log(`Job metadata is kept in this page's memory only: ${guard.storage.reason ?? "storage off"}`, "refused");
 }
@@ -279,7 +276,8 @@ async function runChart(name, fail) {
   const key = `chart-${ids.join("-")}`;
   const list = $("chart-waits");
   showWaiter(list, key, { chart: name, outcome: "waiting", jobIds: ids }, `${name}: running…`);
-  const outcome = await charts.waitFor(ids);
+  // Nothing cancels it but the jobs table's Cancel button: it runs on when the page goes.
+  const outcome = await guard.waitFor(ids, { cancelOnClose: false });
   showWaiter(list, key, { chart: name, ...outcomeFields(outcome) }, `${name}: ${outcome.message}`);
 }
 

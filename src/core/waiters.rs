@@ -206,6 +206,18 @@ pub fn stale_ms(value: Option<f64>) -> Result<u64, Refused> {
     }
 }
 
+/// A waiter's `cancelOnClose`: absent (`None`) is the guard's option; a value that is not a
+/// boolean (`Err`) is refused.
+pub fn cancel_on_close(given: Result<Option<bool>, ()>, guards: bool) -> Result<bool, Refused> {
+    match given {
+        Ok(value) => Ok(value.unwrap_or(guards)),
+        Err(()) => Err((
+            WaitRefusal::InvalidInput,
+            "`cancelOnClose` must be true or false".to_owned(),
+        )),
+    }
+}
+
 /// Whether `waitFor` may await the job `check` is about: the session's record of it, ended or
 /// not (a cancel's check refuses an ended job; a wait settles on it). The refusal otherwise.
 pub fn admit(check: &CancelCheck) -> Result<(), (WaitRefusal, String)> {
@@ -233,6 +245,8 @@ struct Waiter {
     seen: Vec<Option<Status>>,
     stale_ms: u64,
     progress_at: u64,
+    /// Whether the page's end cancels its jobs (`cancelOnClose`, the waiter's or the guard's).
+    cancel_on_close: bool,
 }
 
 /// The page's waiters (one guard's).
@@ -244,8 +258,14 @@ pub struct Waiters {
 
 impl Waiters {
     /// Adds a waiter for `jobs` (each a record id the session holds, checked by [`admit`]);
-    /// its id.
-    pub fn add(&mut self, jobs: Vec<String>, stale_ms: u64, now_ms: u64) -> u32 {
+    /// its id. `cancel_on_close`: whether the page's end cancels them.
+    pub fn add(
+        &mut self,
+        jobs: Vec<String>,
+        stale_ms: u64,
+        now_ms: u64,
+        cancel_on_close: bool,
+    ) -> u32 {
         self.next_id = self.next_id.wrapping_add(1);
         let id = self.next_id;
         let seen = vec![None; jobs.len()];
@@ -255,6 +275,7 @@ impl Waiters {
             seen,
             stale_ms,
             progress_at: now_ms,
+            cancel_on_close,
         });
         id
     }
@@ -291,12 +312,23 @@ impl Waiters {
         self.waiters.iter().any(|w| w.jobs.iter().any(|j| j == job))
     }
 
-    /// Every job some waiter awaits, each once, in the order first awaited: what the page's end
-    /// cancels (the waiters are the page's own).
-    pub fn awaited(&self) -> Vec<String> {
+    /// What the page's end cancels: every job a waiter with `cancel_on_close` awaits and no
+    /// waiter without it does, each once, in the order first awaited (the waiters are the
+    /// page's own).
+    pub fn closing(&self) -> Vec<String> {
+        let kept = |job: &String| {
+            self.waiters
+                .iter()
+                .any(|w| !w.cancel_on_close && w.jobs.contains(job))
+        };
         let mut all: Vec<String> = Vec::new();
-        for job in self.waiters.iter().flat_map(|w| &w.jobs) {
-            if !all.contains(job) {
+        for job in self
+            .waiters
+            .iter()
+            .filter(|w| w.cancel_on_close)
+            .flat_map(|w| &w.jobs)
+        {
+            if !all.contains(job) && !kept(job) {
                 all.push(job.clone());
             }
         }
@@ -441,7 +473,7 @@ mod tests {
             (B, task(B, TaskStatus::InProgress)),
         ]);
         let mut waiters = Waiters::default();
-        let id = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0);
+        let id = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
         assert!(waiters.check(10, reader(&records)).is_empty());
         records.insert(A, task(A, TaskStatus::Success));
         assert!(
@@ -460,7 +492,7 @@ mod tests {
         failing.set_task_error("relation \"x\" does not exist");
         records.insert(B, failing);
         records.insert(A, task(A, TaskStatus::Pending));
-        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0);
+        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
         let settled = waiters.check(40, reader(&records));
         let outcome = &settled[0].1;
         assert_eq!(outcome.outcome, WaitResult::Failed);
@@ -486,7 +518,7 @@ mod tests {
         ] {
             let records = HashMap::from([(A, task(A, status))]);
             let mut waiters = Waiters::default();
-            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0);
+            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
             assert_eq!(
                 waiters.check(1, reader(&records))[0].1.outcome,
                 WaitResult::Failed
@@ -505,7 +537,7 @@ mod tests {
             };
             let records = HashMap::from([(A, job)]);
             let mut waiters = Waiters::default();
-            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0);
+            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
             assert_eq!(waiters.check(1, reader(&records))[0].1.outcome, result);
         }
     }
@@ -514,7 +546,7 @@ mod tests {
     fn a_record_that_went_refuses_with_its_reason() {
         let records = HashMap::new();
         let mut waiters = Waiters::default();
-        waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0);
+        waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
         let outcome = &waiters.check(1, reader(&records))[0].1;
         assert_eq!(outcome.outcome, WaitResult::Refused);
         assert_eq!(outcome.reason, Some(WaitRefusal::UnknownJob));
@@ -525,7 +557,7 @@ mod tests {
     fn stale_after_the_timeout_without_progress_and_progress_restarts_the_clock() {
         let mut records = HashMap::from([(A, task(A, TaskStatus::Pending))]);
         let mut waiters = Waiters::default();
-        waiters.add(vec![A.into()], 1000, 0);
+        waiters.add(vec![A.into()], 1000, 0, true);
         assert_eq!(waiters.next_deadline(), Some(1000));
         assert!(waiters.check(999, reader(&records)).is_empty());
         records.insert(A, task(A, TaskStatus::InProgress));
@@ -543,9 +575,9 @@ mod tests {
     #[test]
     fn an_abort_cancels_only_what_no_other_waiter_awaits() {
         let mut waiters = Waiters::default();
-        let first = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0);
-        let second = waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0);
-        assert_eq!(waiters.awaited(), [A, B]);
+        let first = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
+        let second = waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, true);
+        assert_eq!(waiters.closing(), [A, B]);
         let (jobs, alone) = waiters.remove(first).unwrap();
         assert_eq!(jobs, [A, B]);
         assert_eq!(alone, [A], "B is the second waiter's too");
@@ -605,6 +637,33 @@ mod tests {
                 WaitRefusal::InvalidInput
             );
         }
+    }
+
+    #[test]
+    fn a_waiters_cancel_on_close_is_its_own_or_the_guards() {
+        assert_eq!(cancel_on_close(Ok(None), true), Ok(true));
+        assert_eq!(cancel_on_close(Ok(None), false), Ok(false));
+        assert_eq!(cancel_on_close(Ok(Some(false)), true), Ok(false));
+        assert_eq!(cancel_on_close(Ok(Some(true)), false), Ok(true));
+        assert_eq!(
+            cancel_on_close(Err(()), true).unwrap_err().0,
+            WaitRefusal::InvalidInput
+        );
+    }
+
+    #[test]
+    fn the_pages_end_cancels_only_what_no_waiter_keeps() {
+        let mut waiters = Waiters::default();
+        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
+        waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, false);
+        assert_eq!(
+            waiters.closing(),
+            [A],
+            "B is kept by a waiter that lets it run on"
+        );
+        let mut kept = Waiters::default();
+        kept.add(vec![A.into()], DEFAULT_STALE_MS, 0, false);
+        assert!(kept.closing().is_empty());
     }
 
     #[test]

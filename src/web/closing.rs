@@ -1,6 +1,7 @@
 //! `waitFor()` at the page's end: while anything waits, a `pagehide` listener; when the page
-//! goes (not into the back/forward cache) and `cancelOnClose` is on, each job the waiters await
-//! that the session may cancel is cancelled with `fetch(…, { keepalive: true })`, through the
+//! goes (not into the back/forward cache), each job its waiters await with `cancelOnClose` (the
+//! waiter's, or the guard's option) and none awaits without it, that the session may cancel, is
+//! cancelled with `fetch(…, { keepalive: true })`, through the
 //! same request `cancel()` sends (its endpoint, the guard's headers, the tab id recorded at
 //! submit). Best effort: no retry, no answer read.
 
@@ -44,8 +45,9 @@ pub(super) fn watch_page(me: &Guard) {
     guard.waiting.on_pagehide = Some((page, listener));
 }
 
-/// The page is going away: with `cancelOnClose`, each job its waiters await that the session
-/// may cancel is cancelled with a `keepalive` request (best effort: no retry, no answer read).
+/// The page is going away: each job [`Waiters::closing`](crate::core::waiters::Waiters::closing)
+/// names that the session may cancel is cancelled with a `keepalive` request (best effort: no
+/// retry, no answer read).
 fn close(me: &Guard) {
     let Some(inner) = me.inner.upgrade() else {
         return;
@@ -54,11 +56,8 @@ fn close(me: &Guard) {
         let Ok(mut guard) = inner.try_borrow_mut() else {
             return;
         };
-        if !guard.options.cancel_on_close {
-            return;
-        }
         let mut requests = Vec::new();
-        for job in guard.waiting.rules.awaited() {
+        for job in guard.waiting.rules.closing() {
             let contract = match guard.store.check_cancel(&job) {
                 CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
                 CancelCheck::Allowed(_) => Contract::AsyncEvent,

@@ -131,7 +131,9 @@ pub struct TaskStatusChanges {
 pub struct WaitInput;
 
 // From core/waiters.rs:
-/// `waitFor`'s options.
+/// `waitFor`'s options: `signal` (its abort stops waiting and cancels what no other waiter
+/// awaits), `staleTimeoutMs` (default 600000), `cancelOnClose` (default the guard's option:
+/// whether the page's end cancels this waiter's jobs).
 #[derive(tsify::Tsify)]
-#[tsify(type = "{ signal?: AbortSignal; staleTimeoutMs?: number }")]
+#[tsify(type = "{ signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean }")]
 pub struct WaitOptions;

@@ -27,7 +27,8 @@ use crate::core::clock::Clock;
 use crate::core::error::GuardError;
 use crate::core::tabs::{Change, Source};
 use crate::core::waiters::{
-    admit, read_input, refused_by, stale_ms, Refused, WaitInput, WaitOutcome, WaitRefusal, Waiters,
+    admit, cancel_on_close, read_input, refused_by, stale_ms, Refused, WaitInput, WaitOutcome,
+    WaitRefusal, Waiters,
 };
 
 /// One waiter's promise: its `resolve`, and the abort listener on its signal.
@@ -104,8 +105,20 @@ pub fn start(
     input: &JsValue,
     options: &JsValue,
 ) -> Promise {
-    let (signal, stale) = match read_options(options) {
+    let WaitOptions {
+        signal,
+        stale_ms: stale,
+        cancel_on_close: on_close,
+    } = match read_options(options) {
         Ok(read) => read,
+        Err(refused) => return refusal(&[], None, refused),
+    };
+    let on_close = match inner.try_borrow() {
+        Ok(guard) => cancel_on_close(on_close, guard.options.cancel_on_close),
+        Err(_) => cancel_on_close(on_close, true),
+    };
+    let on_close = match on_close {
+        Ok(on) => on,
         Err(refused) => return refusal(&[], None, refused),
     };
     let input = match plain(input, None, GuardError::InvalidJob) {
@@ -142,7 +155,10 @@ pub fn start(
     };
     let me = Guard::of(inner, listeners);
     let added = inner.try_borrow_mut().ok().map(|mut guard| {
-        let id = guard.waiting.rules.add(jobs, stale, DateClock.now_ms());
+        let id = guard
+            .waiting
+            .rules
+            .add(jobs, stale, DateClock.now_ms(), on_close);
         guard.waiting.active.set(true);
         guard.waiting.pending.push(Pending {
             id,
@@ -181,11 +197,23 @@ pub fn start(
     promise
 }
 
-/// `{ signal, staleTimeoutMs }`, each optional; a `signal` that is not an `AbortSignal` is
-/// ignored, as `cancel()`'s is.
-fn read_options(options: &JsValue) -> Result<(Option<AbortSignal>, u64), Refused> {
+/// `waitFor`'s options, read.
+struct WaitOptions {
+    signal: Option<AbortSignal>,
+    stale_ms: u64,
+    /// `cancelOnClose`; `None`: the guard's.
+    cancel_on_close: Result<Option<bool>, ()>,
+}
+
+/// `{ signal, staleTimeoutMs, cancelOnClose }`, each optional; a `signal` that is not an
+/// `AbortSignal` is ignored, as `cancel()`'s is.
+fn read_options(options: &JsValue) -> Result<WaitOptions, Refused> {
     if !options.is_object() {
-        return Ok((None, stale_ms(None)?));
+        return Ok(WaitOptions {
+            signal: None,
+            stale_ms: stale_ms(None)?,
+            cancel_on_close: Ok(None),
+        });
     }
     let get = |name: &str| Reflect::get(options, &JsValue::from_str(name));
     let unreadable = |_| {
@@ -194,17 +222,24 @@ fn read_options(options: &JsValue) -> Result<(Option<AbortSignal>, u64), Refused
             "waitFor's options could not be read".to_owned(),
         )
     };
+    let absent = |v: &JsValue| v.is_undefined() || v.is_null();
     let signal = get("signal")
         .map_err(unreadable)?
         .dyn_into::<AbortSignal>()
         .ok();
     let stale = get("staleTimeoutMs").map_err(unreadable)?;
-    let stale = if stale.is_undefined() || stale.is_null() {
-        None
+    let stale = (!absent(&stale)).then(|| stale.as_f64().unwrap_or(f64::NAN));
+    let on_close = get("cancelOnClose").map_err(unreadable)?;
+    let cancel_on_close = if absent(&on_close) {
+        Ok(None)
     } else {
-        Some(stale.as_f64().unwrap_or(f64::NAN))
+        on_close.as_bool().map(Some).ok_or(())
     };
-    Ok((signal, stale_ms(stale)?))
+    Ok(WaitOptions {
+        signal,
+        stale_ms: stale_ms(stale)?,
+        cancel_on_close,
+    })
 }
 
 /// An error's `message`, as a JS `Error` (a `GuardError`) carries it.

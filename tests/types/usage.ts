@@ -265,7 +265,7 @@ export async function waiting(taskBody: TaskSubmission, jobBody: JobMetadata): P
   const guard = new JobGuard({ contract: "task", tabId: "tab-1", cancelOnClose: true });
   guard.login({ userId: 1 });
   const controller = new AbortController();
-  const options: WaitOptions = { signal: controller.signal, staleTimeoutMs: 600000 };
+  const options: WaitOptions = { signal: controller.signal, staleTimeoutMs: 600000, cancelOnClose: false };
   const first: WaitOutcome = await guard.waitFor(taskBody, options);
   const inputs: WaitInput[] = [taskBody, jobBody, "job-1", ["job-1", "job-2"]];
   const outcomes: WaitOutcome[] = await Promise.all(inputs.map((input) => guard.waitFor(input)));
@@ -280,6 +280,8 @@ export async function waiting(taskBody: TaskSubmission, jobBody: JobMetadata): P
   void guard.waitFor(42);
   // @ts-expect-error cancelOnClose is a boolean
   void new JobGuard({ cancelOnClose: "yes" });
+  // @ts-expect-error a waiter's cancelOnClose too
+  void guard.waitFor("job-1", { cancelOnClose: 1 });
   return [kind, reason, failed, ids, errors.length, wrong, outcomes.length, first.message].join();
 }
 

@@ -589,9 +589,11 @@ export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" |
 export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "not_abortable";
 
 /**
- * `waitFor`'s options.
+ * `waitFor`'s options: `signal` (its abort stops waiting and cancels what no other waiter
+ * awaits), `staleTimeoutMs` (default 600000), `cancelOnClose` (default the guard's option:
+ * whether the page's end cancels this waiter's jobs).
  */
-export type WaitOptions = { signal?: AbortSignal; staleTimeoutMs?: number };
+export type WaitOptions = { signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean };
 
 
 /**
@@ -897,6 +899,8 @@ export function useCancelOutcomes(): CancelOutcomes;
 export interface UseWaitForOptions {
   /** No status progress for this long settles the wait `stale` (default 600000, Superset's). Read when a wait starts. */
   staleTimeoutMs?: number;
+  /** Whether the page's end cancels this query (default the guard's `cancelOnClose`). Read when a wait starts. */
+  cancelOnClose?: boolean;
 }
 
 export interface WaitState {
