@@ -11,6 +11,7 @@
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `waiting`: `waitFor()`: the page's waiters, fed by every change the guard hears; an
 //!   abort cancels what nobody else awaits
+//! - `wait_input`: what `waitFor()` is given, read; a 202 body recorded, each job admitted
 //! - `closing`: `waitFor()` at the page's end: `pagehide`, keepalive cancels
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
@@ -52,6 +53,7 @@ mod state;
 mod storage;
 mod tabs;
 mod types;
+mod wait_input;
 mod waiting;
 
 pub use exports::{classify_cancel_response, freed_error, is_guard_error};
