@@ -8,17 +8,17 @@
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
 use super::cancel;
 use super::dom;
-use super::waiting::Guard;
+use super::state::Inner;
 use crate::core::cancel::CancelCheck;
 use crate::core::response::Contract;
 
 /// Listens for the page's end while anything waits.
-pub(super) fn watch_page(me: &Guard) {
-    let Some(inner) = me.inner.upgrade() else {
-        return;
-    };
+pub(super) fn watch_page(inner: &Rc<RefCell<Inner>>) {
     let Ok(mut guard) = inner.try_borrow_mut() else {
         return;
     };
@@ -29,7 +29,7 @@ pub(super) fn watch_page(me: &Guard) {
         return;
     };
     let listener = {
-        let me = me.clone();
+        let me = Rc::downgrade(inner);
         Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
             // Into the back/forward cache: the page may come back, its waiters with it.
             let persisted = Reflect::get(&event, &JsValue::from_str("persisted"))
@@ -48,8 +48,8 @@ pub(super) fn watch_page(me: &Guard) {
 /// The page is going away: each job [`Waiters::closing`](crate::core::waiters::Waiters::closing)
 /// names that the session may cancel is cancelled with a `keepalive` request (best effort: no
 /// retry, no answer read).
-fn close(me: &Guard) {
-    let Some(inner) = me.inner.upgrade() else {
+fn close(me: &Weak<RefCell<Inner>>) {
+    let Some(inner) = me.upgrade() else {
         return;
     };
     let (requests, fetch) = {

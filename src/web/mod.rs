@@ -11,6 +11,7 @@
 //! - `cancel`: `cancel()`, with retries and aborts, as an async function
 //! - `waiting`: `waitFor()`: the page's waiters, fed by every change the guard hears; an
 //!   abort cancels what nobody else awaits
+//! - `wait_state`: the guard's waiters as its state holds them
 //! - `wait_input`: what `waitFor()` is given, read; a 202 body recorded, each job admitted
 //! - `closing`: `waitFor()` at the page's end: `pagehide`, keepalive cancels
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
@@ -54,6 +55,7 @@ mod storage;
 mod tabs;
 mod types;
 mod wait_input;
+mod wait_state;
 mod waiting;
 
 pub use exports::{classify_cancel_response, freed_error, is_guard_error};

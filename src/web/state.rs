@@ -23,7 +23,7 @@ pub struct Inner {
     /// The other tabs: their changes come in, this tab's go out.
     pub tabs: Option<TabSync>,
     /// `waitFor()`'s waiters.
-    pub waiting: super::waiting::Waiting,
+    pub waiting: super::wait_state::Waiting,
     /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
     pub cancels: Vec<(String, js_sys::Promise)>,
     /// The running `follow()`'s controller: aborting it stops it.

@@ -12,9 +12,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use js_sys::{Function, Object, Promise};
+use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal, EventTarget};
+use web_sys::AbortController;
 
 use super::boundary::{plain, to_js};
 use super::cancel;
@@ -24,40 +24,13 @@ use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
 use super::state::Inner;
 use super::wait_input::{admit_all, message_of, read_options, WaitOptions};
+use super::wait_state::{Pending, Waiting};
 use crate::core::clock::Clock;
 use crate::core::error::GuardError;
 use crate::core::tabs::{Change, Source};
 use crate::core::waiters::{
-    admit, cancel_on_close, read_input, Refused, WaitInput, WaitOutcome, WaitRefusal, Waiters,
+    admit, cancel_on_close, read_input, Refused, WaitInput, WaitOutcome, WaitRefusal,
 };
-
-/// One waiter's promise: its `resolve`, and the abort listener on its signal.
-struct Pending {
-    id: u32,
-    resolve: Function,
-    signal: Option<(AbortSignal, Closure<dyn FnMut()>)>,
-}
-
-/// A listener on the page, and the page.
-pub(super) type PageListener = (EventTarget, Closure<dyn FnMut(JsValue)>);
-
-/// The guard's waiters and what keeps them fed.
-#[derive(Default)]
-pub struct Waiting {
-    pub(super) rules: Waiters,
-    pending: Vec<Pending>,
-    /// The stale timer: its id, and the function it calls.
-    timer: Option<JsValue>,
-    on_timer: Option<Closure<dyn FnMut()>>,
-    /// The page's `pagehide` listener, while anything waits.
-    pub(super) on_pagehide: Option<PageListener>,
-    /// The `follow()` `waitFor` started, stopped when nothing waits.
-    #[cfg(feature = "follow")]
-    pub follow: Option<AbortController>,
-    /// Whether anything waits: the hook after each change reads it without a borrow, so a
-    /// guard with no waiter does nothing more per change.
-    active: Rc<Cell<bool>>,
-}
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
@@ -188,7 +161,7 @@ pub fn start(
             }
         }
     }
-    super::closing::watch_page(&me);
+    super::closing::watch_page(inner);
     #[cfg(feature = "follow")]
     follow_while_waiting(inner, listeners);
     // A job that has already ended settles the waiter now (its promise resolves after this
@@ -226,7 +199,7 @@ fn check(me: &Guard) {
     });
     let resolved: Vec<(Pending, WaitOutcome)> = settled
         .into_iter()
-        .filter_map(|(id, outcome)| take_pending(&mut guard.waiting, id).map(|p| (p, outcome)))
+        .filter_map(|(id, outcome)| guard.waiting.take(id).map(|p| (p, outcome)))
         .collect();
     let stop = tidy(guard, me, now);
     drop(borrowed);
@@ -238,11 +211,6 @@ fn later(me: &Guard) {
     let me = me.clone();
     let run = Closure::once_into_js(move || check(&me));
     let _ = set_timeout(run.unchecked_ref(), 0.0);
-}
-
-fn take_pending(waiting: &mut Waiting, id: u32) -> Option<Pending> {
-    let at = waiting.pending.iter().position(|p| p.id == id)?;
-    Some(waiting.pending.remove(at))
 }
 
 /// Resolves each settled waiter's promise and removes its abort listener; stops the `follow()`
@@ -318,7 +286,7 @@ fn abort(me: &Guard, id: u32) {
         .into_iter()
         .filter(|job| guard.store.check_cancel(job).is_allowed())
         .collect();
-    let pending = take_pending(&mut guard.waiting, id);
+    let pending = guard.waiting.take(id);
     let stop = tidy(&mut guard, me, DateClock.now_ms());
     drop(guard);
     for job in &cancelling {
