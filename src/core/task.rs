@@ -161,7 +161,8 @@ impl StatusChange {
     }
 
     /// Reads a `status_changes` answer, `{ statuses: { <uuid>: { status, progress } }, cursor }`,
-    /// whole: one malformed entry (not a uuid, a status that is not a string) refuses it all;
+    /// whole: one malformed entry (not a uuid, not an object, a status that is not a string)
+    /// refuses it all;
     /// an entry with a status this guard does not know is kept, as `None`, to be skipped.
     /// (`statuses` is read as the guard reads any JSON from outside: at most 64 levels deep.)
     pub fn read_all<'de, D: Deserializer<'de>>(value: D) -> Result<Vec<Self>, GuardError> {
@@ -182,6 +183,12 @@ impl StatusChange {
             .into_iter()
             .map(|(id, entry)| {
                 let task_id = task_id(Some(&id), "statuses")?;
+                if !entry.is_object() {
+                    return Err(invalid(format!(
+                        "the entry of task {} in `statuses` must be an object {{ status, progress }}",
+                        quote(&task_id)
+                    )));
+                }
                 let status = match entry.get("status").map(Value::as_str) {
                     None => Field::Missing,
                     Some(None) => Field::Invalid,
@@ -198,6 +205,18 @@ impl StatusChange {
 mod tests {
     use super::*;
     use crate::core::quiet::Json;
+
+    #[test]
+    fn a_status_changes_entry_that_is_not_an_object_says_what_it_must_be() {
+        let id = "4e7fa9eb-0c71-4a3e-9a35-5a0b3d1b4c01";
+        let body = serde_json::json!({ "statuses": { id: "in_progress" }, "cursor": "c" });
+        let e = StatusChange::read_all(Json(&body)).unwrap_err().to_string();
+        assert!(e.contains("must be an object { status, progress }"), "{e}");
+        let body =
+            serde_json::json!({ "statuses": { id: { "status": "in_progress", "progress": 0 } } });
+        let read = StatusChange::read_all(Json(&body)).unwrap();
+        assert_eq!(read[0].status, Some(TaskStatus::InProgress));
+    }
     use serde_json::{json, Value};
 
     const A: &str = "10a0bd9a-03c8-4737-9345-f4234ba86512";

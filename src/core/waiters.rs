@@ -218,18 +218,29 @@ pub fn cancel_on_close(given: Result<Option<bool>, ()>, guards: bool) -> Result<
     }
 }
 
-/// Whether `waitFor` may await the job `check` is about: the session's record of it, ended or
-/// not (a cancel's check refuses an ended job; a wait settles on it). The refusal otherwise.
-pub fn admit(check: &CancelCheck) -> Result<(), (WaitRefusal, String)> {
-    match check {
-        CancelCheck::Allowed(_) => Ok(()),
-        CancelCheck::Refused { reason, message } => match reason {
-            CancelRefusal::AlreadyFinished => Ok(()),
-            CancelRefusal::NoSession => Err((WaitRefusal::NoSession, message.clone())),
-            CancelRefusal::UnknownJob => Err((WaitRefusal::UnknownJob, message.clone())),
-            CancelRefusal::NotJobOwner => Err((WaitRefusal::NotJobOwner, message.clone())),
-        },
-    }
+/// Whether `waitFor` may await `job_id`, as `check` (the cancel's check) found it: the session's
+/// record of it, ended or not (a cancel's check refuses an ended job; a wait settles on it).
+/// The refusal otherwise, in a wait's words.
+pub fn admit(check: &CancelCheck, job_id: &str) -> Result<(), Refused> {
+    let CancelCheck::Refused { reason, .. } = check else {
+        return Ok(());
+    };
+    let job = quote(job_id);
+    Err(match reason {
+        CancelRefusal::AlreadyFinished => return Ok(()),
+        CancelRefusal::NoSession => (
+            WaitRefusal::NoSession,
+            format!("No session: nobody is signed in (or the session ended), so job {job} is not awaited"),
+        ),
+        CancelRefusal::UnknownJob => (
+            WaitRefusal::UnknownJob,
+            format!("Unknown job {job}: it was not recorded in this session, or its record expired or was removed"),
+        ),
+        CancelRefusal::NotJobOwner => (
+            WaitRefusal::NotJobOwner,
+            format!("Not job owner: job {job} was started by another user or in another session"),
+        ),
+    })
 }
 
 /// Whether an ended status is the job's success.
@@ -669,23 +680,33 @@ mod tests {
     #[test]
     fn an_ended_job_is_admitted_and_others_refused_with_the_checks_reason() {
         let record = task(A, TaskStatus::Success);
-        assert_eq!(admit(&CancelCheck::Allowed(record)), Ok(()));
+        assert_eq!(admit(&CancelCheck::Allowed(record), A), Ok(()));
         let refused = |reason| CancelCheck::Refused {
             reason,
-            message: "m".into(),
+            message: "the cancel's words".into(),
         };
-        assert_eq!(admit(&refused(CancelRefusal::AlreadyFinished)), Ok(()));
-        assert_eq!(
-            admit(&refused(CancelRefusal::NotJobOwner)),
-            Err((WaitRefusal::NotJobOwner, "m".into()))
-        );
-        assert_eq!(
-            admit(&refused(CancelRefusal::NoSession)),
-            Err((WaitRefusal::NoSession, "m".into()))
-        );
-        assert_eq!(
-            admit(&refused(CancelRefusal::UnknownJob)),
-            Err((WaitRefusal::UnknownJob, "m".into()))
-        );
+        assert_eq!(admit(&refused(CancelRefusal::AlreadyFinished), A), Ok(()));
+        for (reason, wait, words) in [
+            (
+                CancelRefusal::NotJobOwner,
+                WaitRefusal::NotJobOwner,
+                "another user",
+            ),
+            (
+                CancelRefusal::NoSession,
+                WaitRefusal::NoSession,
+                "nobody is signed in",
+            ),
+            (
+                CancelRefusal::UnknownJob,
+                WaitRefusal::UnknownJob,
+                "not recorded",
+            ),
+        ] {
+            let (got, message) = admit(&refused(reason), A).unwrap_err();
+            assert_eq!(got, wait);
+            assert!(message.contains(words) && message.contains(A), "{message}");
+            assert!(!message.contains("cancel"), "a wait's words: {message}");
+        }
     }
 }

@@ -88,7 +88,7 @@ pub(super) fn admit_all(
         .map(|id| guard.store.record_id(id).into_owned())
         .collect();
     for id in &ids {
-        if let Err(refused) = admit(&guard.store.check_cancel(id)) {
+        if let Err(refused) = admit(&guard.store.check_cancel(id), id) {
             return Err((ids.clone(), Some(id.clone()), refused));
         }
     }

@@ -192,7 +192,7 @@ fn check(me: &Guard) {
     let store = &mut guard.store;
     let settled = guard.waiting.rules.check(now, |id| match store.job(id) {
         Some(record) => Ok(record),
-        None => Err(admit(&store.check_cancel(id)).err().unwrap_or((
+        None => Err(admit(&store.check_cancel(id), id).err().unwrap_or((
             WaitRefusal::UnknownJob,
             format!("The record of job {} is gone", crate::core::ids::quote(id)),
         ))),
