@@ -91,10 +91,7 @@ async fn run(
             return CancelFlow::new(&job_id, Default::default(), Default::default(), 0).aborted();
         };
         let check = guard.store.check_cancel(&job_id);
-        let contract = match &check {
-            CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
-            _ => Contract::AsyncEvent,
-        };
+        let contract = contract_of(&check);
         let (retry, timeout_ms) = (guard.options.retry, guard.options.timeout_ms);
         let flow = CancelFlow::new(&job_id, retry, contract, timeout_ms);
         if let Some(refused) = flow.refusal(&check) {
@@ -155,6 +152,14 @@ async fn run(
         );
     }
     outcome
+}
+
+/// The contract a cancel speaks: the record's kind (a task's, or else an async_event job's).
+pub(super) fn contract_of(check: &CancelCheck) -> Contract {
+    match check {
+        CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
+        _ => Contract::AsyncEvent,
+    }
 }
 
 /// The cancel request for `job_id` of `contract`: its endpoint, the guard's headers, and on the

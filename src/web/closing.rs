@@ -5,7 +5,7 @@
 //! same request `cancel()` sends (its endpoint, the guard's headers, the tab id recorded at
 //! submit). Best effort: no retry, no answer read.
 
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use std::cell::RefCell;
@@ -13,9 +13,8 @@ use std::rc::{Rc, Weak};
 
 use super::cancel;
 use super::dom;
+use super::http::fetch_of;
 use super::state::Inner;
-use crate::core::cancel::CancelCheck;
-use crate::core::response::Contract;
 
 /// Listens for the page's end while anything waits.
 pub(super) fn watch_page(inner: &Rc<RefCell<Inner>>) {
@@ -58,23 +57,16 @@ fn close(me: &Weak<RefCell<Inner>>) {
         };
         let mut requests = Vec::new();
         for job in guard.waiting.rules.closing() {
-            let contract = match guard.store.check_cancel(&job) {
-                CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
-                CancelCheck::Allowed(_) => Contract::AsyncEvent,
-                _ => continue,
-            };
-            requests.push(cancel::post_for(&mut guard, &job, contract));
+            let check = guard.store.check_cancel(&job);
+            if check.is_allowed() {
+                let contract = cancel::contract_of(&check);
+                requests.push(cancel::post_for(&mut guard, &job, contract));
+            }
         }
         (requests, guard.fetch.clone())
     };
     let global = js_sys::global();
-    let fetch = fetch.or_else(|| {
-        Reflect::get(&global, &JsValue::from_str("fetch"))
-            .ok()?
-            .dyn_into::<Function>()
-            .ok()
-    });
-    let Some(fetch) = fetch else {
+    let Some(fetch) = fetch_of(fetch.as_ref()) else {
         return;
     };
     for request in requests {

@@ -77,6 +77,16 @@ impl Request {
     }
 }
 
+/// The `fetch` to call: the app's, or else the page's at call time (`None` where there is none).
+pub(super) fn fetch_of(app: Option<&Function>) -> Option<Function> {
+    app.cloned().or_else(|| {
+        Reflect::get(&js_sys::global(), &JsValue::from_str("fetch"))
+            .ok()?
+            .dyn_into::<Function>()
+            .ok()
+    })
+}
+
 /// What sends: the app's `fetch` (or the page's at call time) and the per-attempt timeout.
 pub(super) struct Sender {
     pub(super) fetch: Option<Function>,
@@ -243,13 +253,7 @@ impl Client {
     pub(super) async fn send(&self, request: &Request) -> Option<Result<Answer, Failure>> {
         let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
         let global = js_sys::global();
-        let fetch = self.sender.fetch.clone().or_else(|| {
-            Reflect::get(&global, &JsValue::from_str("fetch"))
-                .ok()?
-                .dyn_into::<Function>()
-                .ok()
-        });
-        let Some(fetch) = fetch else {
+        let Some(fetch) = fetch_of(self.sender.fetch.as_ref()) else {
             return Some(Err(Failure::Network));
         };
         let url = JsValue::from_str(&request.url);

@@ -6,25 +6,29 @@ use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use super::boundary::plain;
 use super::state::Inner;
-use crate::core::waiters::{admit, refused_by, stale_ms, Refused, WaitInput, WaitRefusal};
+use crate::core::error::GuardError;
+use crate::core::waiters::{
+    admit, cancel_on_close, read_input, refused_by, stale_ms, Refused, WaitInput, WaitRefusal,
+};
 
 /// `waitFor`'s options, read.
 pub(super) struct WaitOptions {
     pub(super) signal: Option<AbortSignal>,
     pub(super) stale_ms: u64,
-    /// `cancelOnClose`; `None`: the guard's.
-    pub(super) cancel_on_close: Result<Option<bool>, ()>,
+    /// `cancelOnClose`: the waiter's, or else `guards` (the guard's option).
+    pub(super) cancel_on_close: bool,
 }
 
-/// `{ signal, staleTimeoutMs, cancelOnClose }`, each optional; a `signal` that is not an
-/// `AbortSignal` is ignored, as `cancel()`'s is.
-pub(super) fn read_options(options: &JsValue) -> Result<WaitOptions, Refused> {
+/// `{ signal, staleTimeoutMs, cancelOnClose }`, each optional (`cancelOnClose` defaults to
+/// `guards`); a `signal` that is not an `AbortSignal` is ignored, as `cancel()`'s is.
+pub(super) fn read_options(options: &JsValue, guards: bool) -> Result<WaitOptions, Refused> {
     if !options.is_object() {
         return Ok(WaitOptions {
             signal: None,
             stale_ms: stale_ms(None)?,
-            cancel_on_close: Ok(None),
+            cancel_on_close: guards,
         });
     }
     let get = |name: &str| Reflect::get(options, &JsValue::from_str(name));
@@ -42,7 +46,7 @@ pub(super) fn read_options(options: &JsValue) -> Result<WaitOptions, Refused> {
     let stale = get("staleTimeoutMs").map_err(unreadable)?;
     let stale = (!absent(&stale)).then(|| stale.as_f64().unwrap_or(f64::NAN));
     let on_close = get("cancelOnClose").map_err(unreadable)?;
-    let cancel_on_close = if absent(&on_close) {
+    let on_close = if absent(&on_close) {
         Ok(None)
     } else {
         on_close.as_bool().map(Some).ok_or(())
@@ -50,12 +54,20 @@ pub(super) fn read_options(options: &JsValue) -> Result<WaitOptions, Refused> {
     Ok(WaitOptions {
         signal,
         stale_ms: stale_ms(stale)?,
-        cancel_on_close,
+        cancel_on_close: cancel_on_close(on_close, guards)?,
     })
 }
 
+/// `waitFor`'s first argument, written as JSON and read by the core ([`read_input`]).
+pub(super) fn read(input: &JsValue) -> Result<WaitInput, Refused> {
+    match plain(input, None, GuardError::InvalidJob) {
+        Ok(copy) => read_input(&copy.json),
+        Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
+    }
+}
+
 /// An error's `message`, as a JS `Error` (a `GuardError`) carries it.
-pub(super) fn message_of(error: &JsValue) -> String {
+fn message_of(error: &JsValue) -> String {
     Reflect::get(error, &JsValue::from_str("message"))
         .ok()
         .and_then(|m| m.as_string())

@@ -16,21 +16,18 @@ use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
-use super::boundary::{plain, to_js};
+use super::boundary::to_js;
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
 use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
 use super::state::Inner;
-use super::wait_input::{admit_all, message_of, read_options, WaitOptions};
+use super::wait_input::{self, admit_all, read_options, WaitOptions};
 use super::wait_state::{Pending, Waiting};
 use crate::core::clock::Clock;
-use crate::core::error::GuardError;
 use crate::core::tabs::{Change, Source};
-use crate::core::waiters::{
-    admit, cancel_on_close, read_input, Refused, WaitInput, WaitOutcome, WaitRefusal,
-};
+use crate::core::waiters::{admit, Refused, WaitInput, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
@@ -78,27 +75,17 @@ pub fn start(
     input: &JsValue,
     options: &JsValue,
 ) -> Promise {
+    // Without the guard's state (a call from inside one of its own calls), `admit_all` refuses.
+    let guards = inner.try_borrow().is_ok_and(|g| g.options.cancel_on_close);
     let WaitOptions {
         signal,
         stale_ms: stale,
         cancel_on_close: on_close,
-    } = match read_options(options) {
+    } = match read_options(options, guards) {
         Ok(read) => read,
         Err(refused) => return refusal(&[], None, refused),
     };
-    let on_close = match inner.try_borrow() {
-        Ok(guard) => cancel_on_close(on_close, guard.options.cancel_on_close),
-        Err(_) => cancel_on_close(on_close, true),
-    };
-    let on_close = match on_close {
-        Ok(on) => on,
-        Err(refused) => return refusal(&[], None, refused),
-    };
-    let input = match plain(input, None, GuardError::InvalidJob) {
-        Ok(copy) => read_input(&copy.json),
-        Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
-    };
-    let input = match input {
+    let input = match wait_input::read(input) {
         Ok(input) => input,
         Err(refused) => return refusal(&[], None, refused),
     };
@@ -182,7 +169,8 @@ fn check(me: &Guard) {
     let now = DateClock.now_ms();
     let Ok(mut borrowed) = inner.try_borrow_mut() else {
         // Inside another of the guard's calls: once it has returned.
-        later(me);
+        let me = me.clone();
+        later(move || check(&me));
         return;
     };
     if borrowed.waiting.rules.is_empty() {
@@ -206,10 +194,9 @@ fn check(me: &Guard) {
     finish(resolved, stop);
 }
 
-/// Waits for the guard's current call to end, then checks.
-fn later(me: &Guard) {
-    let me = me.clone();
-    let run = Closure::once_into_js(move || check(&me));
+/// Runs `f` once the guard's current call has returned (a timer of 0 ms).
+fn later(f: impl FnOnce() + 'static) {
+    let run = Closure::once_into_js(f);
     let _ = set_timeout(run.unchecked_ref(), 0.0);
 }
 
@@ -275,8 +262,7 @@ fn abort(me: &Guard, id: u32) {
     let Ok(mut guard) = inner.try_borrow_mut() else {
         // Inside another of the guard's calls: once it has returned.
         let me = me.clone();
-        let run = Closure::once_into_js(move || abort(&me, id));
-        let _ = set_timeout(run.unchecked_ref(), 0.0);
+        later(move || abort(&me, id));
         return;
     };
     let Some((jobs, alone)) = guard.waiting.rules.remove(id) else {
