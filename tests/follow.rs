@@ -24,6 +24,7 @@ use support::*;
 /// never, whatever their signal says; `retryAfter`, the `Retry-After` of the answers that are
 /// not 200). Every request's URL goes to `calls`, and its signal to `state.signals`.
 const SERVER: &str = r#"
+const calls = log;
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json",
     ...(status !== 200 && state.retryAfter !== undefined ? { "Retry-After": state.retryAfter } : {}) } });
@@ -84,11 +85,7 @@ impl Server {
     fn new(state: Value) -> Self {
         let calls = js_sys::Array::new();
         let state = js(state);
-        let fetch = js_sys::Function::new_with_args("state, calls", SERVER)
-            .call2(&JsValue::NULL, &state, &calls)
-            .unwrap()
-            .dyn_into()
-            .unwrap();
+        let fetch = scripted_fetch(SERVER, &state, &calls);
         Self {
             fetch,
             state,

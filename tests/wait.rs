@@ -19,6 +19,7 @@ use support::*;
 /// status answer; `state.reasons` (uuid -> `semantic_result_error`); every request goes to
 /// `requests` as `{ method, url, body, keepalive, csrf }`.
 const SERVER: &str = r#"
+const requests = log;
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 return async function fetch(url, init = {}) {
@@ -60,11 +61,7 @@ impl Server {
     fn new(statuses: Value) -> Self {
         let requests = js_sys::Array::new();
         let state = js(json!({ "statuses": statuses }));
-        let fetch = js_sys::Function::new_with_args("state, requests", SERVER)
-            .call2(&JsValue::NULL, &state, &requests)
-            .unwrap()
-            .dyn_into()
-            .unwrap();
+        let fetch = scripted_fetch(SERVER, &state, &requests);
         Self {
             fetch,
             state,

@@ -1,4 +1,4 @@
-//! Helpers shared by the browser test files (`web.rs`, `cancel.rs`, `hostile.rs`).
+//! Helpers shared by the browser test files (`web.rs`, `cancel.rs`, `hostile.rs`, `follow.rs`, `wait.rs`).
 #![allow(dead_code)] // each test file uses its own subset
 
 use serde_json::Value;
@@ -98,4 +98,14 @@ impl<T> Thrown for Result<T, JsValue> {
             Err(e) => e,
         }
     }
+}
+
+/// A scripted stand-in server's `fetch`: `script` is the body of a function of `state` (what
+/// the server holds, changed by the test) and `log` (what it saw), returning the `fetch`.
+pub fn scripted_fetch(script: &str, state: &JsValue, log: &js_sys::Array) -> js_sys::Function {
+    js_sys::Function::new_with_args("state, log", script)
+        .call2(&JsValue::NULL, state, log)
+        .unwrap()
+        .dyn_into()
+        .unwrap()
 }
