@@ -763,6 +763,34 @@ mod tests {
     }
 
     #[test]
+    fn records_read_back_as_written_numbers_and_escapes_included() {
+        // The store keeps each record it writes beside its text (store/parsed.rs): reading
+        // that text must give the very record, floats to the last bit.
+        let floats = [
+            0.1,
+            -0.0,
+            1e300,
+            5e-324,
+            123_456.789e-20,
+            2.0,
+            f64::MAX,
+            0.3,
+        ];
+        let errors: Vec<Value> = floats
+            .iter()
+            .map(|f| json!({"message": "é\u{1}\"\\\n😀", "n": f, "i": -7, "u": u64::MAX}))
+            .collect();
+        let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
+                       "errors": errors});
+        let rec = JobRecord::new(read(&v).unwrap(), 1, 2);
+        assert_eq!(JobRecord::from_stored(&rec.to_stored()), Some(rec.clone()));
+        for f in floats {
+            let back: f64 = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+            assert_eq!(back.to_bits(), f.to_bits(), "{f}");
+        }
+    }
+
+    #[test]
     fn task_records_round_trip() {
         let mut rec = JobRecord::task(
             "10a0bd9a-03c8-4737-9345-f4234ba86512".into(),

@@ -22,7 +22,7 @@ use super::options::GuardOptions;
 use super::response::Outcome;
 use super::session::Session;
 use super::stats::StoreStats;
-use super::storage::{from_json, KeyValue};
+use super::storage::{from_json, to_json, KeyValue};
 
 mod cleanup;
 mod keys;
@@ -58,10 +58,11 @@ pub struct JobStore<S, C> {
     tabs: tasks::TabMemory,
     /// This tab's id, when the app gave it (`tabId`): it survives a reload, the memory does not.
     tab_id: Option<TabId>,
-    /// The session marker as last read, beside its text: the same text is not parsed again
-    /// (what [`Parsed`] does for the records; for one key, a pair is less code in the module).
+    /// The session marker as last read or written, beside its text: the same text is not
+    /// parsed again (what [`Parsed`] does for the records; for one key, a pair is less code in
+    /// the module).
     session_read: Option<(String, Session)>,
-    /// The records as last read, beside their texts.
+    /// The records as last read or written, beside their texts.
     records: Parsed<JobRecord>,
 }
 
@@ -262,7 +263,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             self.purge_except(Some(&session));
         }
         let key = self.keys.job(&record.job_id);
-        self.put(&key, &record, Some(&session));
+        self.put_record(&key, &record, &session);
         self.evict_over_limit(&record.job_id);
         Ok(record)
     }
@@ -289,7 +290,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         record.updated_at = self.clock.now_ms();
         record.trim_to_fit()?;
         let key = self.keys.job(&record.job_id);
-        self.put(&key, &record, Some(&session));
+        self.put_record(&key, &record, &session);
         Ok(Some(record))
     }
 
@@ -412,7 +413,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         if let Some(status) = status {
             if record.set_task_status(status) {
                 record.updated_at = self.clock.now_ms();
-                self.put(&key, &record, Some(&session));
+                self.put_record(&key, &record, &session);
             }
             return;
         }
@@ -421,7 +422,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 record.cancel();
                 record.updated_at = self.clock.now_ms();
                 if record.trim_to_fit().is_ok() {
-                    self.put(&key, &record, Some(&session));
+                    self.put_record(&key, &record, &session);
                 }
             }
             Outcome::Left => {
@@ -433,7 +434,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 }
                 if action == Some("detached") && !record.tab_ids().is_empty() {
                     record.updated_at = self.clock.now_ms();
-                    self.put(&key, &record, Some(&session));
+                    self.put_record(&key, &record, &session);
                 } else {
                     self.storage.remove(&key);
                 }
@@ -448,7 +449,24 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
         let key = self.keys.session.clone();
         self.put(&key, session, Some(session));
+        // The next read finds this text unless another tab wrote meanwhile (as `Parsed`).
+        self.session_read = to_json(session).ok().map(|text| (text, session.clone()));
+        debug_assert!(self
+            .session_read
+            .as_ref()
+            .is_none_or(|(text, s)| from_json::<Session>(text).ok().as_ref() == Some(s)));
         Ok(())
+    }
+
+    /// Writes a record ([`put`](Self::put)) and keeps it beside its text, so that the next
+    /// read of `key` that finds that text parses nothing ([`Parsed::remember`]).
+    fn put_record(&mut self, key: &str, record: &JobRecord, session: &Session) {
+        self.put(key, record, Some(session));
+        if let Ok(text) = to_json(record) {
+            // `Parsed::remember`'s promise, checked wherever the store is tested.
+            debug_assert_eq!(from_json::<JobRecord>(&text).ok().as_ref(), Some(record));
+            self.records.remember(key, text, record.clone());
+        }
     }
 
     /// Writes `value`. If the storage is full, evicts this session's terminal records, oldest

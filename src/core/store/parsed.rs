@@ -2,10 +2,13 @@
 //! the same text under the same key again takes the value it had without parsing the text
 //! again.
 //!
+//! What the store writes is kept the same way, beside the text it wrote, so a read after a
+//! write parses nothing.
+//!
 //! It is no cache of storage: every read still reads the key's text from storage first (so
 //! another tab's or the page's change is seen at once), and only a text equal byte for byte to
-//! the one a value was read from gives that value back. Reading a text is deterministic, so
-//! the answer is the one parsing it again would give.
+//! the one a value was read from (or written as) gives that value back. Reading a text is
+//! deterministic, so the answer is the one parsing it again would give.
 
 use serde::de::DeserializeOwned;
 
@@ -41,27 +44,42 @@ impl<T: Clone + DeserializeOwned> Parsed<T> {
             }
         }
         let read = from_json::<T>(&text);
-        // A value is only ever given back for its own text, so what is kept for another text
-        // under the key can stay: it is replaced when a new text reads, and right if that
-        // text comes back.
-        match (&read, at) {
-            (Ok(value), Ok(i)) if text.len() <= MAX_RECORD_BYTES => {
-                if let Some(kept) = self.last.get_mut(i) {
-                    kept.1 = text;
-                    kept.2 = value.clone();
-                }
-            }
-            (Ok(value), Err(i)) if text.len() <= MAX_RECORD_BYTES => {
-                if self.last.len() >= self.limit {
-                    self.last.clear();
-                    self.last.push((key.to_owned(), text, value.clone()));
-                } else {
-                    self.last.insert(i, (key.to_owned(), text, value.clone()));
-                }
-            }
-            _ => {}
+        if let Ok(value) = &read {
+            self.keep(at, key, text, value.clone());
         }
         read
+    }
+
+    /// `value`, just written under `key` as `text`: the next read that finds `text` there
+    /// takes `value` without parsing. The caller's promise: `text` is `value`'s JSON, and
+    /// reading it gives `value` back (the store writes its records so:
+    /// `records_read_back_as_written`).
+    pub fn remember(&mut self, key: &str, text: String, value: T) {
+        let at = self.last.binary_search_by(|(k, _, _)| k.as_str().cmp(key));
+        self.keep(at, key, text, value);
+    }
+
+    /// Keeps `value` with its `text` under `key` (`at`: where the key is or would go). A value
+    /// is only ever given back for its own text, so what is kept for another text under the
+    /// key can stay when a text too long to keep comes: it is replaced when a new text reads,
+    /// and right if that text comes back.
+    fn keep(&mut self, at: Result<usize, usize>, key: &str, text: String, value: T) {
+        if text.len() > MAX_RECORD_BYTES {
+            return;
+        }
+        match at {
+            Ok(i) => {
+                if let Some(kept) = self.last.get_mut(i) {
+                    kept.1 = text;
+                    kept.2 = value;
+                }
+            }
+            Err(_) if self.last.len() >= self.limit => {
+                self.last.clear();
+                self.last.push((key.to_owned(), text, value));
+            }
+            Err(i) => self.last.insert(i, (key.to_owned(), text, value)),
+        }
     }
 
     /// How many keys' values are kept.
@@ -126,6 +144,27 @@ mod tests {
         // Whitespace makes another text, read again to the same value.
         assert_eq!(p.read("a", " 1".into()).unwrap(), Counted(1));
         assert_eq!(parses() - before, 1);
+        assert_eq!(p.len(), 1);
+    }
+
+    #[test]
+    fn a_value_written_is_given_back_for_its_text_only() {
+        let mut p = Parsed::<Counted>::new(4);
+        p.remember("a", "7".into(), Counted(7));
+        let before = parses();
+        assert_eq!(p.read("a", "7".into()).unwrap(), Counted(7));
+        assert_eq!(parses(), before, "the text written is not parsed");
+        // Another tab wrote meanwhile: its text is read.
+        assert_eq!(p.read("a", "8".into()).unwrap(), Counted(8));
+        assert_eq!(parses() - before, 1);
+        // A write replaces what a read kept, and a text too long to keep is not remembered.
+        p.remember("a", "9".into(), Counted(9));
+        assert_eq!(p.read("a", "9".into()).unwrap(), Counted(9));
+        assert_eq!(parses() - before, 1);
+        let long = format!("{}5", " ".repeat(MAX_RECORD_BYTES));
+        p.remember("a", long.clone(), Counted(5));
+        assert_eq!(p.read("a", long).unwrap(), Counted(5));
+        assert_eq!(parses() - before, 2);
         assert_eq!(p.len(), 1);
     }
 

@@ -92,7 +92,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         for record in &records {
             self.tabs.recorded(&record.job_id, tab.as_ref());
             let key = self.keys.job(&record.job_id);
-            self.put(&key, record, Some(&session));
+            self.put_record(&key, record, &session);
             self.evict_over_limit(&record.job_id);
         }
         Ok(records)
@@ -119,7 +119,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             }
             record.updated_at = self.clock.now_ms();
             let key = self.keys.job(&record.job_id);
-            self.put(&key, &record, Some(&session));
+            self.put_record(&key, &record, &session);
             changed.push(record);
         }
         changed
@@ -138,7 +138,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             return None;
         }
         let key = self.keys.job(&record.job_id);
-        self.put(&key, &record, Some(&session));
+        self.put_record(&key, &record, &session);
         Some(record)
     }
 
