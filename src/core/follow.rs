@@ -22,7 +22,7 @@ use super::random::Random;
 use super::response::Contract;
 use super::retry::{jitter, parse_retry_after};
 use super::task::StatusChange;
-use super::wire::{self, Field};
+use super::wire::{self, Field, Object};
 
 /// Superset's polling delay (`GLOBAL_ASYNC_QUERIES_POLLING_DELAY`, and the task framework's
 /// first interval).
@@ -85,11 +85,11 @@ impl FollowOptions {
     /// Reads `follow(options?)`'s options, once: `null`/`undefined` means the defaults; unknown
     /// keys and values breaking a rule are refused (`invalid_options`).
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        let w: Option<FollowWire> =
-            wire::read(value, "expected an object or undefined").map_err(|m| {
+        let w: Option<Object<FollowWire>> = wire::read(value, "expected an object or undefined")
+            .map_err(|m| {
                 unknown_option(&m, " of follow").unwrap_or(GuardError::InvalidOptions(m))
             })?;
-        let w = w.unwrap_or_default();
+        let w = w.map(|Object(w)| w).unwrap_or_default();
         let mut o = Self::default();
         let interval = w
             .interval_ms

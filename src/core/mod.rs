@@ -8,6 +8,8 @@
 //! - [`session`]: the session, login, ownership
 //! - [`options`]: the guard's options and their validation
 //! - [`quiet`]: reading through any deserializer without printing floats (the module's size)
+//! - [`straight`]: reading JSON text straight into a model, in one pass, where that gives what
+//!   [`quiet`]'s two passes give
 //! - [`wire`]: reading a model from any serde deserializer, with messages naming the field
 //! - [`storage`]: the typed [`KeyValue`](storage::KeyValue) trait and
 //!   [`MemoryStorage`](storage::MemoryStorage)
@@ -56,6 +58,7 @@ pub mod stats;
 pub mod statuses;
 pub mod storage;
 pub mod store;
+pub mod straight;
 pub mod tabs;
 pub mod task;
 pub mod waiters;

@@ -10,7 +10,7 @@ use super::ids::{quote, TabId};
 use super::quiet::Json;
 use super::response::{Contract, CONTRACT_RULE};
 use super::retry::RetryPolicy;
-use super::wire::{self, AnyJson, Field};
+use super::wire::{self, AnyJson, Field, Object};
 
 pub const DEFAULT_NAMESPACE: &str = "superset-job-guard";
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
@@ -209,9 +209,10 @@ impl GuardOptions {
     /// unknown option (`retry`'s too) and a value breaking its rule are refused
     /// (`invalid_options`).
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        let wire: Option<OptionsWire> = wire::read(value, "expected an object or undefined")
-            .map_err(|m| unknown_option(&m, "").unwrap_or(GuardError::InvalidOptions(m)))?;
-        Self::try_from(wire.unwrap_or_default())
+        let wire: Option<Object<OptionsWire>> =
+            wire::read(value, "expected an object or undefined")
+                .map_err(|m| unknown_option(&m, "").unwrap_or(GuardError::InvalidOptions(m)))?;
+        Self::try_from(wire.map(|Object(w)| w).unwrap_or_default())
     }
 }
 
@@ -226,6 +227,9 @@ pub(super) fn unknown_option(message: &str, of: &str) -> Option<GuardError> {
     )))
 }
 
+// Each option's rule is a function of its own, called only when the option is given: a page
+// compiles the module's functions on their first call, so a guard made with two options
+// compiles two rules, not all of them (`#[inline(never)]` keeps them apart).
 impl TryFrom<OptionsWire> for GuardOptions {
     type Error = GuardError;
 
@@ -235,38 +239,13 @@ impl TryFrom<OptionsWire> for GuardOptions {
         // before any value.
         let retry = match take(w.retry, RETRY_RULE)? {
             None | Some(AnyJson(Value::Null)) => None,
-            Some(AnyJson(value)) => Some(RetryWire::deserialize(Json(&value)).map_err(|e| {
-                let m = e.to_string();
-                match wire::unknown_field(&m) {
-                    Some((key, known)) => GuardError::InvalidOptions(format!(
-                        "unknown option `retry.{}` (known: {})",
-                        quote(&key),
-                        known.join(", ")
-                    )),
-                    None => refuse(RETRY_RULE),
-                }
-            })?),
+            Some(AnyJson(value)) => Some(retry_wire(&value)?),
         };
         if let Some(ns) = take(w.namespace, NAMESPACE_RULE)? {
-            let ok = !ns.is_empty()
-                && ns.chars().count() <= MAX_NAMESPACE_LEN
-                && !ns.contains(':')
-                && !ns
-                    .chars()
-                    .any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER);
-            o.namespace = if ok {
-                ns
-            } else {
-                return Err(refuse(NAMESPACE_RULE));
-            };
+            o.namespace = namespace(ns)?;
         }
         if let Some(s) = take(w.ttl_seconds, TTL_RULE)? {
-            let max_ms = u64::from(MAX_TTL_SECONDS) * 1000;
-            let ms = (s * 1000.0).round();
-            if !(s > 0.0 && ms <= max_ms as f64) {
-                return Err(refuse(TTL_RULE));
-            }
-            o.ttl_ms = (ms as u64).max(1);
+            o.ttl_ms = ttl_ms(s)?;
         }
         if let Some(n) = take(w.max_jobs, MAX_JOBS_RULE)? {
             let n = whole(n, 1, MAX_MAX_JOBS as u64).ok_or_else(|| refuse(MAX_JOBS_RULE))?;
@@ -288,82 +267,138 @@ impl TryFrom<OptionsWire> for GuardOptions {
             o.tab_id = Some(tab);
         }
         if let Some(url) = take(w.cancel_url, CANCEL_URL_RULE)? {
-            let ok = url.contains(PLACEHOLDER)
-                && url.len() <= MAX_CANCEL_URL_LEN
-                && !url.chars().any(char::is_control);
-            o.cancel_url = if ok {
-                url
-            } else {
-                return Err(refuse(CANCEL_URL_RULE));
-            };
+            o.cancel_url = cancel_url(url)?;
         }
-        if let Some(headers) = take(w.headers, HEADERS_RULE)? {
-            let AnyJson(Value::Object(headers)) = headers else {
-                return Err(refuse(HEADERS_RULE));
-            };
-            if headers.len() > MAX_HEADERS {
-                return Err(refuse(HEADERS_RULE));
-            }
-            for (name, value) in headers {
-                match value {
-                    // `fetch` takes Latin-1 header values only (a ByteString): anything else
-                    // would make every cancel fail at send.
-                    Value::String(value)
-                        if is_token(&name)
-                            && !value.contains(['\r', '\n', '\0'])
-                            && value.chars().all(|c| u32::from(c) <= 0xFF) =>
-                    {
-                        o.headers.push((name, value));
-                    }
-                    _ => {
-                        return Err(GuardError::InvalidOptions(format!(
-                            "`headers.{}` must be a valid header name with a string value of \
-                             Latin-1 characters (U+0000 to U+00FF) without line breaks or NUL",
-                            quote(&name)
-                        )))
-                    }
-                }
-            }
+        if let Some(AnyJson(value)) = take(w.headers, HEADERS_RULE)? {
+            o.headers = headers(value)?;
         }
         if let Some(ms) = take(w.timeout_ms, TIMEOUT_RULE)? {
             o.timeout_ms = whole(ms, 1, MAX_TIMEOUT_MS).ok_or_else(|| refuse(TIMEOUT_RULE))?;
         }
         if let Some(r) = retry {
-            let read =
-                |v: Field<Option<f64>>, field: &str, min: u64, max: u64, default: u64| match v
-                    .nullable()
-                {
-                    Ok(None) => Ok(default),
-                    Ok(Some(v)) => whole(v, min, max).ok_or_else(|| refuse(field)),
-                    Err(_) => Err(refuse(field)),
-                };
-            let d = RetryPolicy::default();
-            o.retry = RetryPolicy {
-                attempts: read(
-                    r.attempts,
-                    ATTEMPTS_RULE,
-                    1,
-                    u64::from(MAX_ATTEMPTS),
-                    u64::from(d.attempts),
-                )? as u32,
-                base_delay_ms: read(
-                    r.base_delay_ms,
-                    BASE_DELAY_RULE,
-                    0,
-                    MAX_BASE_DELAY_MS,
-                    d.base_delay_ms,
-                )?,
-                max_delay_ms: read(
-                    r.max_delay_ms,
-                    MAX_DELAY_RULE,
-                    0,
-                    MAX_MAX_DELAY_MS,
-                    d.max_delay_ms,
-                )?,
-            };
+            o.retry = retry_policy(r)?;
         }
         Ok(o)
     }
+}
+
+/// `retry`'s keys, read; an unknown one is refused by name.
+#[inline(never)]
+fn retry_wire(value: &Value) -> Result<RetryWire, GuardError> {
+    RetryWire::deserialize(Json(value)).map_err(|e| {
+        let m = e.to_string();
+        match wire::unknown_field(&m) {
+            Some((key, known)) => GuardError::InvalidOptions(format!(
+                "unknown option `retry.{}` (known: {})",
+                quote(&key),
+                known.join(", ")
+            )),
+            None => refuse(RETRY_RULE),
+        }
+    })
+}
+
+#[inline(never)]
+fn namespace(ns: String) -> Result<String, GuardError> {
+    let ok = !ns.is_empty()
+        && ns.chars().count() <= MAX_NAMESPACE_LEN
+        && !ns.contains(':')
+        && !ns
+            .chars()
+            .any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER);
+    if ok {
+        Ok(ns)
+    } else {
+        Err(refuse(NAMESPACE_RULE))
+    }
+}
+
+#[inline(never)]
+fn ttl_ms(s: f64) -> Result<u64, GuardError> {
+    let max_ms = u64::from(MAX_TTL_SECONDS) * 1000;
+    let ms = (s * 1000.0).round();
+    if !(s > 0.0 && ms <= max_ms as f64) {
+        return Err(refuse(TTL_RULE));
+    }
+    Ok((ms as u64).max(1))
+}
+
+#[inline(never)]
+fn cancel_url(url: String) -> Result<String, GuardError> {
+    let ok = url.contains(PLACEHOLDER)
+        && url.len() <= MAX_CANCEL_URL_LEN
+        && !url.chars().any(char::is_control);
+    if ok {
+        Ok(url)
+    } else {
+        Err(refuse(CANCEL_URL_RULE))
+    }
+}
+
+#[inline(never)]
+fn headers(headers: Value) -> Result<Vec<(String, String)>, GuardError> {
+    let Value::Object(headers) = headers else {
+        return Err(refuse(HEADERS_RULE));
+    };
+    if headers.len() > MAX_HEADERS {
+        return Err(refuse(HEADERS_RULE));
+    }
+    let mut out = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        match value {
+            // `fetch` takes Latin-1 header values only (a ByteString): anything else would
+            // make every cancel fail at send.
+            Value::String(value)
+                if is_token(&name)
+                    && !value.contains(['\r', '\n', '\0'])
+                    && value.chars().all(|c| u32::from(c) <= 0xFF) =>
+            {
+                out.push((name, value));
+            }
+            _ => {
+                return Err(GuardError::InvalidOptions(format!(
+                    "`headers.{}` must be a valid header name with a string value of \
+                     Latin-1 characters (U+0000 to U+00FF) without line breaks or NUL",
+                    quote(&name)
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[inline(never)]
+fn retry_policy(r: RetryWire) -> Result<RetryPolicy, GuardError> {
+    let read =
+        |v: Field<Option<f64>>, field: &str, min: u64, max: u64, default: u64| match v.nullable() {
+            Ok(None) => Ok(default),
+            Ok(Some(v)) => whole(v, min, max).ok_or_else(|| refuse(field)),
+            Err(_) => Err(refuse(field)),
+        };
+    let d = RetryPolicy::default();
+    Ok(RetryPolicy {
+        attempts: read(
+            r.attempts,
+            ATTEMPTS_RULE,
+            1,
+            u64::from(MAX_ATTEMPTS),
+            u64::from(d.attempts),
+        )? as u32,
+        base_delay_ms: read(
+            r.base_delay_ms,
+            BASE_DELAY_RULE,
+            0,
+            MAX_BASE_DELAY_MS,
+            d.base_delay_ms,
+        )?,
+        max_delay_ms: read(
+            r.max_delay_ms,
+            MAX_DELAY_RULE,
+            0,
+            MAX_MAX_DELAY_MS,
+            d.max_delay_ms,
+        )?,
+    })
 }
 
 /// An HTTP header name (RFC 9110 `token`).

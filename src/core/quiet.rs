@@ -1,16 +1,16 @@
-//! Reading JSON without ever printing a float, for the size of the module.
+//! Reading JSON in two passes, with messages that never print a float.
 //!
 //! serde's "invalid type" errors describe the value they met: for a number that is
-//! `Unexpected::Float`, printed with `f64`'s `Display`, and that one path keeps core's float
-//! formatting (Grisu and Dragon, about 19 KB of the wasm module before gzip) in the module.
-//! The guard never shows those texts: a model's reader puts the field's own rule in their
-//! place ([`wire`](super::wire)). So every JSON the guard reads (an argument, an answer body,
-//! a stored record) is first parsed into a `serde_json::Value` within the usual limits
-//! ([`parse`]: [`AnyJson`], a visitor that never refuses a value), and the models are read
-//! from the value through [`Json`], a deserializer whose [`Error`] names the kind of value met
-//! without printing it. The guard's readers never make serde_json's typed requests, nor read
-//! through its `Value`'s deserializer: both build `Unexpected::Float` (the page reader,
-//! [`pages`](super::pages), asks serde_json only for `deserialize_any`).
+//! `Unexpected::Float`, printed with `f64`'s `Display`. The guard never shows those texts: a
+//! model's reader puts the field's own rule in their place ([`wire`](super::wire)). Here a JSON
+//! text is parsed into a `serde_json::Value` within the usual limits ([`parse`]: [`AnyJson`], a
+//! visitor that never refuses a value), and the models are read from the value through
+//! [`Json`], a deserializer whose [`Error`] names the kind of value met without printing it.
+//! Answer bodies are read this way. Arguments and stored records are first read straight from
+//! their text by serde_json ([`straight`](super::straight)), whose errors do print floats (so
+//! core's float formatting, about 19 KB of the module before gzip, is in the module again);
+//! those errors are never shown: a read that fails is done again here, and this answer is the
+//! guard's.
 //!
 //! [`Json`] reads a value as serde-wasm-bindgen read a JS value: a typed request is answered when
 //! the value is of its kind (numbers as `u64`, `i64` or `f64`, in that order of preference, for
@@ -110,11 +110,13 @@ pub fn json_within_limits(text: &str) -> Option<serde_json::Value> {
     if text.encode_utf16().count() > MAX_BODY_CHARS {
         return None;
     }
-    let AnyJson(value) = from_json(text).ok()?;
-    Some(value)
+    parse(text).ok()
 }
 
-/// Reads a `T` from JSON text: [`parse`], then `T` from the value through [`Json`].
+/// Reads a `T` from JSON text in two passes: [`parse`], then `T` from the value through
+/// [`Json`]. (The guard reads through [`straight::from_json`](super::straight::from_json),
+/// which reads straight from the text when that gives the same.)
+#[cfg(test)]
 pub fn from_json<T: de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     T::deserialize(Json(&parse(text)?))
 }

@@ -109,6 +109,21 @@ impl JobRecord {
         }
     }
 
+    /// Whether reading this record's JSON text back gives this very record: not when its
+    /// `errors` hold a number with a fraction or an exponent, which serde_json reads back to a
+    /// float within one unit in the last place of the one written, not always to it.
+    pub fn reads_back_exactly(&self) -> bool {
+        fn exact(v: &Value) -> bool {
+            match v {
+                Value::Number(n) => !n.is_f64(),
+                Value::Array(items) => items.iter().all(exact),
+                Value::Object(entries) => entries.values().all(exact),
+                _ => true,
+            }
+        }
+        self.errors().iter().all(exact)
+    }
+
     /// A failed task's reason, as Superset's `semantic_result_error` gave it: its `errors`
     /// become `[{ "message": reason }]`. Whether it changed (only a task that failed takes one).
     pub fn set_task_error(&mut self, reason: &str) -> bool {
@@ -144,7 +159,7 @@ impl JobRecord {
     /// Reads a record from its stored text as the store does; anything that is not a
     /// complete, valid record whose JSON fits in [`MAX_RECORD_BYTES`] is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        super::quiet::from_json::<Self>(text)
+        super::straight::from_json::<Self>(text)
             .ok()
             .filter(Self::fits)
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::error::GuardError;
 use super::ids::{quote, TabId, TaskId};
 use super::model::{StatusName, TaskStatus};
-use super::wire::{self, AnyJson, Field};
+use super::wire::{self, AnyJson, Field, Object};
 
 /// Most task ids one `202` body may name (a chart has one per query object).
 pub const MAX_TASKS_PER_BODY: usize = 100;
@@ -32,7 +32,7 @@ pub struct Submission {
 #[serde(default)]
 struct SubmissionWire {
     task_ids: Field<Vec<IdWire>>,
-    async_job: Field<AsyncJobWire>,
+    async_job: Field<Object<AsyncJobWire>>,
     tab_id: Field<Option<TabId>>,
     #[allow(dead_code)]
     cursor: Option<IgnoredAny>,
@@ -86,7 +86,7 @@ impl Submission {
         .map_err(invalid)?;
         let (ids, tab) = match (w.task_ids, w.async_job) {
             (Field::Valid(ids), Field::Missing) => (ids, w.tab_id),
-            (Field::Missing, Field::Valid(job)) if matches!(w.tab_id, Field::Missing) => {
+            (Field::Missing, Field::Valid(Object(job))) if matches!(w.tab_id, Field::Missing) => {
                 (vec![IdWire(job.task_id.valid())], job.tab_id)
             }
             (Field::Missing, Field::Missing) => {

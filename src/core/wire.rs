@@ -24,7 +24,13 @@ pub enum Field<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(T::deserialize(deserializer).map_or(Field::Invalid, Field::Valid))
+        match T::deserialize(deserializer) {
+            Ok(value) => Ok(Field::Valid(value)),
+            // A straight read cannot go past the value: it ends, and the text is read again
+            // from its parsed value, where the field is `Invalid` (super::straight).
+            Err(e) if super::straight::running() => Err(e),
+            Err(_) => Ok(Field::Invalid),
+        }
     }
 }
 
@@ -93,6 +99,33 @@ pub fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
         .map(str::to_owned)
         .collect();
     Some((key.to_owned(), known))
+}
+
+/// A struct inside a model, read from an object only (serde_json's own deserializer reads a
+/// struct from an array too; see [`straight`](super::straight)).
+#[derive(Debug, Default)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+
+        deserializer
+            .deserialize_map(Fields(std::marker::PhantomData))
+            .map(Object)
+    }
 }
 
 /// How deep JSON of any shape (`errors`, `headers`) may nest: every JSON from outside (an

@@ -7,9 +7,9 @@
 //! getters, `toJSON` methods and proxy traps, which may throw. An exception thrown through
 //! wasm skips Rust's cleanup and leaves the guard borrowed (wasm-bindgen's `free()` then
 //! fails for good); in `input.js` it is caught and becomes a `GuardError`. The text is then
-//! read quietly by serde_json ([`crate::core::quiet`]): one string crosses instead of one call
-//! per property, and serde-wasm-bindgen's deserializer, whose errors print floats and so keep
-//! core's float formatting in the module, is not in it (docs/measurements.md).
+//! read by serde_json, straight into the model where that gives what reading its parsed value
+//! gives ([`crate::core::straight`]; otherwise [`crate::core::quiet`]'s two passes): one
+//! string crosses instead of one call per property.
 
 use serde::Serialize;
 use serde_wasm_bindgen::Serializer;
@@ -19,7 +19,8 @@ use wasm_bindgen::JsCast;
 
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
-use crate::core::quiet::{self, Json};
+use crate::core::quiet;
+use crate::core::straight::{self, Text};
 use serde_json::Value;
 
 #[wasm_bindgen(module = "/src/web/input.js")]
@@ -29,11 +30,12 @@ extern "C" {
     fn plain_js(value: &JsValue, take: Option<&str>) -> JsValue;
 }
 
-/// An argument as JSON.
+/// An argument as JSON text.
 pub struct Plain {
-    pub json: Value,
+    text: String,
     /// The property `take` named (the options' `fetch` function), as it was.
     pub taken: JsValue,
+    invalid: fn(String) -> GuardError,
 }
 
 /// Writes an argument as JSON text, with the property `take` names taken out as it is; what
@@ -53,16 +55,29 @@ pub fn plain(
         return Err(invalid(format!("cannot read the value: {}", quote(&error))).into());
     }
     Ok(Plain {
-        json: quiet::parse(&field("json").as_string().unwrap_or_default())
-            .map_err(|e| invalid(quote(&e.to_string())))?,
+        text: field("json").as_string().unwrap_or_default(),
         taken: field("taken"),
+        invalid,
     })
 }
 
 impl Plain {
-    /// The argument as a deserializer for the core's readers, read from the start each call.
-    pub fn read(&self) -> Json<'_> {
-        Json(&self.json)
+    /// Reads the argument with one of the core's readers, once: straight from the text where
+    /// that gives what the parsed value gives ([`straight::read`]). A text beyond the limits
+    /// (deeper than JSON from outside may be) is `invalid`'s error.
+    pub fn read<T>(
+        &self,
+        read: impl Fn(Text<'_, '_>) -> Result<T, GuardError>,
+    ) -> Result<T, JsValue> {
+        let invalid = self.invalid;
+        Ok(straight::read(&self.text, read, |e| {
+            invalid(quote(&e.to_string()))
+        })?)
+    }
+
+    /// The argument as a parsed JSON value (within the same limits).
+    pub fn value(&self) -> Result<Value, JsValue> {
+        quiet::parse(&self.text).map_err(|e| (self.invalid)(quote(&e.to_string())).into())
     }
 }
 
@@ -71,10 +86,9 @@ impl Plain {
 pub fn from_js<T>(
     value: &JsValue,
     invalid: fn(String) -> GuardError,
-    read: impl FnOnce(Json<'_>) -> Result<T, GuardError>,
+    read: impl Fn(Text<'_, '_>) -> Result<T, GuardError>,
 ) -> Result<T, JsValue> {
-    let plain = plain(value, None, invalid)?;
-    Ok(read(plain.read())?)
+    plain(value, None, invalid)?.read(read)
 }
 
 /// A Rust value as a plain JS value: structs and maps as objects, `None` as `null`.

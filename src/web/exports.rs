@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::boundary::{from_js, plain, to_ts, Js};
 use crate::core::endpoints::MAX_BODY_CHARS;
 use crate::core::error::GuardError;
+use crate::core::quiet::Json;
 use crate::core::response::{classify, Classification, Contract, Reply};
 
 /// The error a call on a freed guard throws (for `js/freeable.js`, which the package's entries
@@ -52,7 +53,10 @@ pub fn classify_cancel_response(
         Reply::Unread
     } else {
         match plain(&body, None, GuardError::InvalidJob) {
-            Ok(copy) => Reply::from_json(copy.read()),
+            // A body is read in two passes, as every answer body is.
+            Ok(copy) => copy
+                .value()
+                .map_or(Reply::NotJson, |v| Reply::from_json(Json(&v))),
             Err(_) => Reply::NotJson,
         }
     };

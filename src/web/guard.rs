@@ -66,6 +66,10 @@ pub struct PurgeResult {
 
 /// Splits the constructor's options into the `fetch` function and the rest, read by the core.
 fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
+    // No options are all defaults: nothing to read (`GuardOptions::read` gives the same).
+    if options.is_undefined() || options.is_null() {
+        return Ok((GuardOptions::default(), None));
+    }
     let options = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
     let fetch = options.taken.clone();
     let fetch = if fetch.is_undefined() || fetch.is_null() {
@@ -77,7 +81,7 @@ fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Funct
             ))
         })?)
     };
-    let options = GuardOptions::read(options.read())?;
+    let options = options.read(|d| GuardOptions::read(d))?;
     Ok((options, fetch))
 }
 
@@ -138,7 +142,7 @@ impl JobGuard {
         let store = match options.storage {
             StorageKind::Memory => memory(None),
             StorageKind::Local => {
-                match LocalBackend::open(&format!("{}:v1:probe", options.namespace)) {
+                match LocalBackend::open(&[options.namespace.as_str(), ":v1:probe"].concat()) {
                     Ok(local) => JobStore::new(Backend::Local(local), DateClock, &options),
                     Err(e) => memory(Some(e.describe())),
                 }
@@ -234,7 +238,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "FollowOptions")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
         let options = plain(&options, None, GuardError::InvalidOptions)?;
-        let options = crate::core::follow::FollowOptions::read(options.read())?;
+        let options = options.read(|d| crate::core::follow::FollowOptions::read(d))?;
         Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
     }
 
@@ -242,7 +246,7 @@ impl JobGuard {
     /// first. Returns how many records were removed.
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?;
-        let session = Session::from_login(session.read())?;
+        let session = session.read(|d| Session::from_login(d))?;
         let (signed, switched, in_flight) = self.with(|g| {
             let who = session.clone();
             let signed = g.store.sign_in(session)?;

@@ -185,7 +185,7 @@ impl TabSync {
         }
         // Pages only: in Node an open BroadcastChannel would keep the process alive.
         let opener = window.as_ref().map(|_| Opener {
-            name: format!("superset-job-guard:{namespace}"),
+            name: ["superset-job-guard:", namespace].concat(),
             inner: inner.clone(),
             listeners,
         });

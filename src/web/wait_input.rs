@@ -61,7 +61,10 @@ pub(super) fn read_options(options: &JsValue, guards: bool) -> Result<WaitOption
 /// `waitFor`'s first argument, written as JSON and read by the core ([`read_input`]).
 pub(super) fn read(input: &JsValue) -> Result<WaitInput, Refused> {
     match plain(input, None, GuardError::InvalidJob) {
-        Ok(copy) => read_input(&copy.json),
+        Ok(copy) => match copy.value() {
+            Ok(value) => read_input(&value),
+            Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
+        },
         Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
     }
 }

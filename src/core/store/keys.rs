@@ -1,6 +1,7 @@
 //! The storage keys: `<namespace>:v1:session` for the session marker and
 //! `<namespace>:v1:job:<job_id>` for each record. Everything under `<namespace>:` is the
-//! guard's, whatever its schema version.
+//! guard's, whatever its schema version. (Joined with `concat`, not `format!`: the keys are
+//! made on a guard's first calls, and `core::fmt` is code the page would compile for them.)
 
 /// The one localStorage key Superset's own frontend keeps: the last event id it read. It is
 /// the previous session's position in its channel's stream, so logout removes it too.
@@ -8,7 +9,7 @@ pub const SUPERSET_LAST_EVENT_KEY: &str = "last_async_event_id";
 
 /// The session marker's key in `namespace`.
 pub fn session_key(namespace: &str) -> String {
-    format!("{namespace}:v1:session")
+    [namespace, ":v1:session"].concat()
 }
 
 /// The storage keys of one namespace.
@@ -23,13 +24,13 @@ pub(super) struct Keys {
 impl Keys {
     pub fn new(namespace: &str) -> Self {
         Self {
-            namespace: format!("{namespace}:"),
+            namespace: [namespace, ":"].concat(),
             session: session_key(namespace),
-            job_prefix: format!("{namespace}:v1:job:"),
+            job_prefix: [namespace, ":v1:job:"].concat(),
         }
     }
 
     pub fn job(&self, job_id: &str) -> String {
-        format!("{}{job_id}", self.job_prefix)
+        [self.job_prefix.as_str(), job_id].concat()
     }
 }

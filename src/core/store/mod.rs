@@ -459,9 +459,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Writes a record ([`put`](Self::put)) and keeps it beside its text, so that the next
-    /// read of `key` that finds that text parses nothing ([`Parsed::remember`]).
+    /// read of `key` that finds that text parses nothing ([`Parsed::remember`]). (Not a record
+    /// whose errors hold a float: [`JobRecord::reads_back_exactly`].)
     fn put_record(&mut self, key: &str, record: &JobRecord, session: &Session) {
         self.put(key, record, Some(session));
+        if !record.reads_back_exactly() {
+            return;
+        }
         if let Ok(text) = to_json(record) {
             // `Parsed::remember`'s promise, checked wherever the store is tested.
             debug_assert_eq!(from_json::<JobRecord>(&text).ok().as_ref(), Some(record));
