@@ -13,12 +13,13 @@
 //   `Cache-Control: public, max-age=31536000, immutable`, so they come from the cache, and
 //   the scripts' and the module's compiled code from Chromium's code cache where it kept it.
 //
-// node bench/app-startup.mjs [loads=31] [repeats=10] [build=0]   (build=0: reuse target/bench-app)
+// node bench/app-startup.mjs [loads=31] [repeats=10] [build=0] [compare=<folder>]
+//   (build=0: reuse target/bench-app; compare: another build's js/ and pkg/, measured beside)
 // Prints medians side by side; writes target/bench/app-startup.json.
 import { createServer } from "node:http";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import os from "node:os";
 import { execSync } from "node:child_process";
@@ -35,9 +36,10 @@ const REPEATS = Number(arg("repeats", 10));
 // Time left on a page before the next navigation in the repeat runs: Chromium writes a
 // module's compiled code to its cache a while after it ran (V8's wasm caching timeout, 2 s).
 const DWELL_MS = Number(arg("dwell", 2500));
-const VARIANTS = ["guard", "baseline"];
+const COMPARE = arg("compare", null);
+const VARIANTS = ["guard", ...(COMPARE ? ["compare"] : []), "baseline"];
 
-if (arg("build", "1") !== "0") for (const v of VARIANTS) await buildApp(v);
+if (arg("build", "1") !== "0") for (const v of VARIANTS) await buildApp(v, v === "compare" ? resolve(COMPARE) : undefined);
 
 // ---- the server: the two builds under /guard/ and /baseline/, the demo's stylesheet, and the
 // three API answers the demo asks for at start-up (signed in as user 1, the task contract) ----
@@ -120,8 +122,10 @@ for (let i = 0; i < LOADS; i++) {
   }
 }
 await browser.close();
-const wasmRequests = requests.filter((p) => p.endsWith(".wasm")).length;
-if (wasmRequests !== LOADS) throw new Error(`${wasmRequests} requests for the .wasm in ${LOADS} fresh loads`);
+for (const v of VARIANTS.filter((v) => v !== "baseline")) {
+  const wasmRequests = requests.filter((p) => p.startsWith(`/${v}/`) && p.endsWith(".wasm")).length;
+  if (wasmRequests !== LOADS) throw new Error(`${wasmRequests} requests for the ${v} .wasm in ${LOADS} fresh loads`);
+}
 
 // Repeat visits: a new profile on disk per sample, the page three times in one tab.
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -158,24 +162,23 @@ const METRICS = [
 const rows = [];
 for (const [visit, visitName] of COLUMNS) {
   for (const [metric, metricName] of METRICS) {
-    if (metric === "chunk") {
-      const of = (s) => s.chunk.responseEnd;
-      const g = median(samples.guard[visit].map(of));
-      const b = median(samples.baseline[visit].map(of));
-      rows.push({ visit: visitName, metric: metricName, guardMs: g, baselineMs: b, ratio: g / b });
-      continue;
-    }
-    const g = median(samples.guard[visit].map((s) => s[metric]));
-    const b = median(samples.baseline[visit].map((s) => s[metric]));
-    rows.push({ visit: visitName, metric: metricName, guardMs: g, baselineMs: b, ratio: g / b });
+    const of = metric === "chunk" ? (s) => s.chunk.responseEnd : (s) => s[metric];
+    const g = median(samples.guard[visit].map(of));
+    const b = median(samples.baseline[visit].map(of));
+    const c = COMPARE ? median(samples.compare[visit].map(of)) : undefined;
+    rows.push({ visit: visitName, metric: metricName, guardMs: g, baselineMs: b, ratio: g / b, compareMs: c });
   }
 }
 const pad = (s, w) => String(s).padStart(w);
+const more = (r) => (COMPARE ? ` ${pad(r.compareMs.toFixed(1), 8)} ${pad((r.compareMs / r.baselineMs).toFixed(2), 17)}` : "");
 console.log(`\nReact demo bundled by Vite, navigation to …, medians, ms`);
-console.log(`${"visit".padEnd(32)} ${"to".padEnd(20)} ${pad("guard", 8)} ${pad("baseline", 9)} ${pad("guard/baseline", 15)}`);
+console.log(
+  `${"visit".padEnd(32)} ${"to".padEnd(20)} ${pad("guard", 8)} ${pad("baseline", 9)} ${pad("guard/baseline", 15)}` +
+    (COMPARE ? ` ${pad("compare", 8)} ${pad("compare/baseline", 17)}` : ""),
+);
 for (const r of rows) {
   console.log(
-    `${r.visit.padEnd(32)} ${r.metric.padEnd(20)} ${pad(r.guardMs.toFixed(1), 8)} ${pad(r.baselineMs.toFixed(1), 9)} ${pad(r.ratio.toFixed(2), 15)}`,
+    `${r.visit.padEnd(32)} ${r.metric.padEnd(20)} ${pad(r.guardMs.toFixed(1), 8)} ${pad(r.baselineMs.toFixed(1), 9)} ${pad(r.ratio.toFixed(2), 15)}${more(r)}`,
   );
 }
 const sizes = {};
@@ -191,6 +194,7 @@ const results = {
   loads: LOADS,
   repeats: REPEATS,
   dwellMs: DWELL_MS,
+  compare: COMPARE,
   seconds,
   sizes,
   targets: {

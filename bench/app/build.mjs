@@ -1,6 +1,6 @@
 // Builds the React demo for the app start-up bench (bench/app-startup.mjs) with Vite, twice:
 // target/bench-app/guard (the package: js/index.js and pkg/, the `.wasm` preloaded from the
-// page's HTML as the README says) and target/bench-app/baseline (the package's name aliased to
+// page's HTML as the README says), target/bench-app/compare (another build's, when asked) and target/bench-app/baseline (the package's name aliased to
 // bench/app/shim.js, the plain-JS stand-in; no `.wasm`). The same entry (bench/app/main.jsx:
 // www/react's App and setup.js, unchanged, with a probe) and js/react.js in both, one chunk
 // each, React's production build.
@@ -27,8 +27,10 @@ const wasmPreload = {
   },
 };
 
-export async function buildApp(variant) {
-  const pkg = variant === "guard" ? join(ROOT, "js", "index.js") : join(ROOT, "bench", "app", "shim.js");
+/** `variant`: "guard", "baseline", or "compare" (the package's js/ and pkg/ under `folder`: another
+ * build of it, say the commit before a change, bundled the same way). */
+export async function buildApp(variant, folder = ROOT) {
+  const pkg = variant === "baseline" ? join(ROOT, "bench", "app", "shim.js") : join(folder, "js", "index.js");
   await build({
     root: join(ROOT, "bench", "app"),
     base: "./",
@@ -39,7 +41,7 @@ export async function buildApp(variant) {
     plugins: [wasmPreload],
     resolve: {
       alias: [
-        { find: /^superset-job-guard\/react$/, replacement: join(ROOT, "js", "react.js") },
+        { find: /^superset-job-guard\/react$/, replacement: join(variant === "baseline" ? ROOT : folder, "js", "react.js") },
         { find: /^superset-job-guard$/, replacement: pkg },
       ],
     },

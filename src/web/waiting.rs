@@ -304,7 +304,12 @@ fn follow_while_waiting(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Liste
 /// The hook [`Listeners`] calls after each change it hands out: the waiters re-read.
 pub fn hook(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Rc<dyn Fn()> {
     let me = Guard::of(inner, listeners);
-    Rc::new(move || check(&me))
+    // Checked here too, so that a page that never waits never compiles `check`.
+    Rc::new(move || {
+        if me.active.get() {
+            check(&me);
+        }
+    })
 }
 
 /// The guard's end (`free()`): every waiter settles `aborted`, nothing is cancelled (the guard
