@@ -15,7 +15,8 @@
 //!   read refuses it; serde_json alone would skip it in an unknown field);
 //! - a field of the wrong type: the two-pass read keeps it as
 //!   [`Field::Invalid`](super::wire::Field) and reads on; a straight reader cannot go back past
-//!   it, so during a straight read such a field ends the read ([`running`]);
+//!   it, so during a straight read such a field ends the read
+//!   ([`wire::read_straight`](super::wire::read_straight));
 //! - a struct from an array: serde_json reads one, the two-pass read does not; a model is read
 //!   from an object only, and a struct inside one is read as [`Object`](super::wire::Object);
 //! - a duplicate key, a `__proto__` key in a model's object, trailing text: serde_json refuses
@@ -24,28 +25,17 @@
 //! `tests/properties.rs` checks, over generated texts, that every straight read that succeeds
 //! gives what the two-pass read gives.
 
-use std::cell::Cell;
-
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::de::StrRead;
 
 use super::quiet::{self, Error, Json};
-use super::wire::MAX_DEPTH;
+use super::wire::{self, MAX_DEPTH};
 
 /// A deserializer over JSON text: serde_json's over the text itself, or [`Json`] over the value
 /// it parsed to.
 pub enum Text<'a, 'de> {
     Straight(&'a mut serde_json::Deserializer<StrRead<'de>>),
     Parsed(Json<'de>),
-}
-
-thread_local! {
-    static RUNNING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether a straight read is running (a field of the wrong type then ends it).
-pub fn running() -> bool {
-    RUNNING.with(Cell::get)
 }
 
 /// Reads `text` with `read`: straight from the text when that read succeeds, from its parsed
@@ -57,9 +47,7 @@ pub fn read<T, E>(
 ) -> Result<T, E> {
     if within_depth(text) {
         let mut json = serde_json::Deserializer::from_str(text);
-        let before = RUNNING.with(|r| r.replace(true));
-        let straight = read(Text::Straight(&mut json));
-        RUNNING.with(|r| r.set(before));
+        let straight = wire::read_straight(|| read(Text::Straight(&mut json)));
         if let Ok(value) = straight {
             if json.end().is_ok() {
                 return Ok(value);
@@ -175,7 +163,11 @@ mod tests {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             PASSES.with(|p| {
                 let (s, t) = p.get();
-                p.set(if running() { (s + 1, t) } else { (s, t + 1) });
+                p.set(if wire::reading_straight() {
+                    (s + 1, t)
+                } else {
+                    (s, t + 1)
+                });
             });
             Vec::<u8>::deserialize(d).map(Counted)
         }
@@ -203,7 +195,10 @@ mod tests {
         let deep = format!("{}1{}", "[".repeat(65), "]".repeat(65));
         assert!(from_json::<Counted>(&deep).is_err());
         assert_eq!((passes().0 - before.0, passes().1 - before.1), (2, 1));
-        assert!(!running(), "the flag is down after every read");
+        assert!(
+            !wire::reading_straight(),
+            "the flag is down after every read"
+        );
     }
 
     #[test]
