@@ -177,6 +177,34 @@ async fn a_happy_cancel_posts_once_and_marks_the_record_cancelled() {
 }
 
 #[wasm_bindgen_test]
+async fn headers_given_as_a_headers_object_go_with_the_cancel() {
+    // `fetch` takes a `Headers` as well as a plain object, and so do the options (JSON alone
+    // would read it as `{}`, and the cancel would go without its CSRF token).
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    fresh("c-headers");
+    let options = js(json!({ "namespace": "c-headers" }));
+    let headers =
+        js_sys::Function::new_no_args(r#"return new Headers({ "X-CSRFToken": "tok-h" });"#)
+            .call0(&JsValue::NULL)
+            .unwrap();
+    js_sys::Reflect::set(&options, &"headers".into(), &headers).unwrap();
+    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g.record_job(ts(js(
+        json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
+        "status": "running", "errors": [], "result_url": null}),
+    )))
+    .unwrap();
+    assert_eq!(cancel(&g, "job-1").await["outcome"], "cancelled");
+    assert_eq!(
+        mock.calls()[0]["headers"],
+        json!({ "x-csrftoken": "tok-h" })
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
 async fn forbidden_is_not_job_owner_sent_once_and_the_record_removed() {
     let mock = MockFetch::new(json!([{ "status": 403 }, { "status": 200 }]));
     let g = guard(

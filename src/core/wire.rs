@@ -13,6 +13,8 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use super::ids::MAX_SAFE_INTEGER;
+
 /// A field as it arrived.
 #[derive(Debug, Default)]
 pub enum Field<T> {
@@ -152,8 +154,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
 /// parser stops at 128; deeper values would cost stack that no caller can recover.
 pub const MAX_DEPTH: usize = 64;
 
-/// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep. A key
-/// `__proto__` is left out: handed back to JS as an object's key it would set that object's
+/// JSON of any shape, read as a `serde_json::Value` at most [`MAX_DEPTH`] levels deep, a whole
+/// number beyond JS's safe integers as the float JS holds for it. A key `__proto__` is left out: handed back to JS as an object's key it would set that object's
 /// prototype (serde-wasm-bindgen, which writes the answers, builds objects by assignment).
 #[derive(Debug)]
 pub struct AnyJson(pub Value);
@@ -196,12 +198,23 @@ impl<'de> Visitor<'de> for Depth {
         Ok(Value::Bool(v))
     }
 
+    // A whole number beyond 2^53 - 1 either side of 0 is kept as the float JS reads it as (the
+    // value a JS app gave, or `JSON.parse` would give): handed back as it came, it could not be
+    // a JS number at all (serde-wasm-bindgen refuses it).
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+        Ok(if v.unsigned_abs() > MAX_SAFE_INTEGER {
+            Value::from(v as f64)
+        } else {
+            Value::from(v)
+        })
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+        Ok(if v > MAX_SAFE_INTEGER {
+            Value::from(v as f64)
+        } else {
+            Value::from(v)
+        })
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {

@@ -10,10 +10,12 @@
 // JSON.stringify reads a Proxy through its traps, so apps' state in them (Vue's `reactive()`,
 // MobX observables, Immer drafts) is read as the plain data it shows. What JSON cannot say is
 // refused rather than changed: a number that is not finite (JSON would write `null`, which
-// reads as "absent"), and a BigInt beyond the safe integers (one within them is the number).
+// reads as "absent"), a BigInt beyond the safe integers (one within them is the number), and
+// a function or symbol in place of the whole argument. A `Headers` is the object of its
+// entries.
 export function plain(value, take) {
   try {
-    if (typeof take !== "string" || value === null || typeof value !== "object") {
+    if (typeof take !== "string" || value === null || typeof value !== "object" || Array.isArray(value)) {
       return { json: write(value) };
     }
     const { [take]: taken, ...rest } = value;
@@ -27,14 +29,18 @@ export function plain(value, take) {
 const MAX_ITEMS = 100000;
 
 function write(value) {
-  // `undefined` (a missing argument) and what JSON leaves out at the top are `null`.
-  return JSON.stringify(value, checked) ?? "null";
+  // `undefined` (a missing argument) is `null`; a function or a symbol, which JSON leaves out,
+  // is refused rather than read as absent.
+  if (value === undefined) return "null";
+  const json = JSON.stringify(value, checked);
+  if (json === undefined) throw new TypeError(`a ${typeof value} cannot be written as JSON`);
+  return json;
 }
 
-function checked(_key, value) {
+function checked(key, value) {
   switch (typeof value) {
     case "number":
-      if (!Number.isFinite(value)) throw new RangeError(`${value} is not a finite number`);
+      if (!Number.isFinite(value)) throw new RangeError(`${named(key)}${value} is not a finite number`);
       return value;
     case "bigint": {
       const n = Number(value);
@@ -45,11 +51,17 @@ function checked(_key, value) {
       if (Array.isArray(value) && !(value.length <= MAX_ITEMS)) {
         throw new RangeError(`more than ${MAX_ITEMS} items`);
       }
+      // A `Headers` (the options' `headers`, as fetch takes them) is the object of its entries,
+      // not the `{}` JSON would write.
+      if (typeof Headers === "function" && value instanceof Headers) return Object.fromEntries(value);
       return value;
     default:
       return value;
   }
 }
+
+// The property a value was met under, for the message.
+const named = (key) => (key === "" ? "" : `\`${String(key).slice(0, 64)}\`: `);
 
 function describe(e) {
   try {
