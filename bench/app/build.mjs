@@ -40,6 +40,8 @@ export async function buildApp(variant, folder = ROOT) {
     esbuild: { jsx: "automatic" },
     plugins: [wasmPreload],
     resolve: {
+      // One React, this checkout's, also for a compare folder's js/react.js.
+      dedupe: ["react", "react-dom"],
       alias: [
         { find: /^superset-job-guard\/react$/, replacement: join(variant === "baseline" ? ROOT : folder, "js", "react.js") },
         { find: /^superset-job-guard$/, replacement: pkg },
