@@ -99,9 +99,13 @@ impl MockFetch {
 
 /// A guard signed in as user 1 with a running job `job-1`, sending through `mock`.
 fn guard(ns: &str, mock: &MockFetch, extra: Value) -> JobGuard {
+    guard_with(ns, mock, js(extra))
+}
+
+/// [`guard`] with options that JSON cannot write (`extra` is any JS object).
+fn guard_with(ns: &str, mock: &MockFetch, extra: JsValue) -> JobGuard {
     fresh(ns);
     let options = js(json!({ "namespace": ns, "retry": {"baseDelayMs": 1, "maxDelayMs": 5} }));
-    let extra = js(extra);
     js_sys::Object::assign(
         options.unchecked_ref::<js_sys::Object>(),
         extra.unchecked_ref::<js_sys::Object>(),
@@ -181,21 +185,12 @@ async fn headers_given_as_a_headers_object_go_with_the_cancel() {
     // `fetch` takes a `Headers` as well as a plain object, and so do the options (JSON alone
     // would read it as `{}`, and the cancel would go without its CSRF token).
     let mock = MockFetch::new(json!([{ "status": 200 }]));
-    fresh("c-headers");
-    let options = js(json!({ "namespace": "c-headers" }));
-    let headers =
-        js_sys::Function::new_no_args(r#"return new Headers({ "X-CSRFToken": "tok-h" });"#)
-            .call0(&JsValue::NULL)
-            .unwrap();
-    js_sys::Reflect::set(&options, &"headers".into(), &headers).unwrap();
-    js_sys::Reflect::set(&options, &"fetch".into(), &mock.fetch).unwrap();
-    let g = JobGuard::new(options).unwrap();
-    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
-    g.record_job(ts(js(
-        json!({"channel_id": "chan-1", "job_id": "job-1", "user_id": "1",
-        "status": "running", "errors": [], "result_url": null}),
-    )))
+    let extra = js_sys::Function::new_no_args(
+        r#"return { headers: new Headers({ "X-CSRFToken": "tok-h" }) };"#,
+    )
+    .call0(&JsValue::NULL)
     .unwrap();
+    let g = guard_with("c-headers", &mock, extra);
     assert_eq!(cancel(&g, "job-1").await["outcome"], "cancelled");
     assert_eq!(
         mock.calls()[0]["headers"],

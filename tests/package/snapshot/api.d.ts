@@ -182,7 +182,8 @@ export interface JobMetadata {
 
 /**
  * One entry of a job's `errors`, as Superset sends it (`{ message: "..." }`). The guard keeps
- * each entry as the JSON it came as.
+ * each entry as the JSON value it came as (an object's keys in sorted order, a whole number
+ * beyond JS's safe integers as the float JS holds for it).
  */
 export type AsyncJobError = { message?: string; [key: string]: unknown };
 
