@@ -52,8 +52,8 @@ impl<T: Clone + DeserializeOwned> Parsed<T> {
 
     /// `value`, just written under `key` as `text`: the next read that finds `text` there
     /// takes `value` without parsing. The caller's promise: `text` is `value`'s JSON, and
-    /// reading it gives `value` back (the store writes its records so:
-    /// `records_read_back_as_written`).
+    /// reading it gives `value` back (the store keeps only records that do:
+    /// `JobRecord::reads_back_exactly`).
     pub fn remember(&mut self, key: &str, text: String, value: T) {
         let at = self.last.binary_search_by(|(k, _, _)| k.as_str().cmp(key));
         self.keep(at, key, text, value);
