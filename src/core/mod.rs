@@ -10,6 +10,7 @@
 //! - [`quiet`]: reading through any deserializer without printing floats (the module's size)
 //! - [`straight`]: reading JSON text straight into a model, in one pass, where that gives what
 //!   [`quiet`]'s two passes give
+//! - [`surrogates`]: JSON text as `JSON.parse` reads it (a lone surrogate as U+FFFD)
 //! - [`wire`]: reading a model from any serde deserializer, with messages naming the field
 //! - [`storage`]: the typed [`KeyValue`](storage::KeyValue) trait and
 //!   [`MemoryStorage`](storage::MemoryStorage)
@@ -59,6 +60,7 @@ pub mod statuses;
 pub mod storage;
 pub mod store;
 pub mod straight;
+pub mod surrogates;
 pub mod tabs;
 pub mod task;
 pub mod waiters;

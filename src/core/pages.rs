@@ -79,6 +79,7 @@ impl EventPage {
     /// than the page limit). An event cut short after others is read whole by the next poll.
     pub fn from_text(text: &str, cut: bool) -> Result<Self, GuardError> {
         let mut page = Self::default();
+        let text = &*super::surrogates::mend(text);
         let mut json = serde_json::Deserializer::from_str(text);
         // `deserialize_any`, whose visitors refuse what they do not take with an error of
         // their own: serde_json's typed requests describe the value they meet, floats
@@ -315,6 +316,17 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn an_event_whose_errors_hold_a_lone_surrogate_is_read_as_json_parse_reads_it() {
+        // As Python's json.dumps writes a lone surrogate (and JSON.stringify does).
+        let text = r#"{"result": [{"id": "9-0", "channel_id": "c1", "job_id": "j", "user_id": "1",
+            "status": "error", "errors": [{"message": "bad \ud800 byte"}], "result_url": null}]}"#;
+        let page = EventPage::from_text(text, false).unwrap();
+        assert_eq!((page.events.len(), page.skipped), (1, 0));
+        assert_eq!(page.events[0].status, JobStatus::Error);
+        assert_eq!(page.events[0].errors[0]["message"], "bad \u{FFFD} byte");
     }
 
     #[test]

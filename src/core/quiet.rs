@@ -86,6 +86,7 @@ impl Display for Met<'_> {
 /// ([`AnyJson`]: at most [`MAX_DEPTH`](super::wire::MAX_DEPTH) levels deep, no `__proto__`
 /// keys), the whole text (trailing characters are an error).
 pub fn parse(text: &str) -> Result<Value, Error> {
+    let text = &*super::surrogates::mend(text);
     let mut json = serde_json::Deserializer::from_str(text);
     let parsed = AnyJson::deserialize(&mut json).and_then(|AnyJson(value)| {
         json.end()?;

@@ -29,6 +29,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::de::StrRead;
 
 use super::quiet::{self, Error, Json};
+use super::surrogates;
 use super::wire::{self, MAX_DEPTH};
 
 /// A deserializer over JSON text: serde_json's over the text itself, or [`Json`] over the value
@@ -45,6 +46,7 @@ pub fn read<T, E>(
     read: impl Fn(Text<'_, '_>) -> Result<T, E>,
     not_json: impl FnOnce(Error) -> E,
 ) -> Result<T, E> {
+    let text = &*surrogates::mend(text);
     if within_depth(text) {
         let mut json = serde_json::Deserializer::from_str(text);
         let straight = wire::read_straight(|| read(Text::Straight(&mut json)));
