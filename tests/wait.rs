@@ -5,148 +5,14 @@
 #![cfg(all(target_arch = "wasm32", feature = "follow"))]
 
 use serde_json::{json, Value};
-use superset_job_guard::web::JobGuard;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod support;
+use support::wait::*;
 use support::*;
-
-/// The server: `state.statuses` (task uuid -> status) is what `status_changes` and a task's
-/// status answer; `state.reasons` (uuid -> `semantic_result_error`); every request goes to
-/// `requests` as `{ method, url, body, keepalive, csrf }`.
-const SERVER: &str = r#"
-const requests = log;
-const json = (body, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-return async function fetch(url, init = {}) {
-  url = String(url);
-  const headers = init.headers ?? {};
-  requests.push({ method: init.method ?? "GET", url, body: init.body ?? null,
-                  keepalive: init.keepalive === true, csrf: headers["X-CSRFToken"] ?? null });
-  const { pathname } = new URL(url, "http://superset.test");
-  if (pathname === "/api/v1/task/status_changes") {
-    const statuses = {};
-    for (const [id, status] of Object.entries(state.statuses)) statuses[id] = { status, progress: 0 };
-    return json({ statuses, cursor: "2026-12-06T10:00:00+00:00" });
-  }
-  const status = pathname.match(/^\/api\/v1\/task\/([^/]+)\/status$/);
-  if (status) return json({ status: state.statuses[status[1]] });
-  const task = pathname.match(/^\/api\/v1\/task\/([0-9a-f-]{36})$/);
-  if (task && state.reasons?.[task[1]] !== undefined) {
-    return json({ result: { uuid: task[1], status: "failure", semantic_result_error: state.reasons[task[1]] } });
-  }
-  const cancel = pathname.match(/^\/api\/v1\/task\/([^/]+)\/cancel$/);
-  if (cancel && init.method === "POST") {
-    state.statuses[cancel[1]] = "aborted";
-    return json({ message: "Task cancelled", task: { uuid: cancel[1] }, action: "aborted" });
-  }
-  const job = pathname.match(/^\/api\/v1\/async_event\/([^/]+)\/cancel$/);
-  if (job && init.method === "POST") return json({ result: { job_id: job[1], status: "cancelled" } });
-  if (pathname === "/api/v1/async_event/") return json({ result: [] });
-  return new Response("not here", { status: 404 });
-};
-"#;
-
-struct Server {
-    fetch: js_sys::Function,
-    state: JsValue,
-    requests: js_sys::Array,
-}
-
-impl Server {
-    fn new(statuses: Value) -> Self {
-        let requests = js_sys::Array::new();
-        let state = js(json!({ "statuses": statuses }));
-        let fetch = scripted_fetch(SERVER, &state, &requests);
-        Self {
-            fetch,
-            state,
-            requests,
-        }
-    }
-
-    fn set_status(&self, task: &str, status: &str) {
-        let statuses = js_sys::Reflect::get(&self.state, &"statuses".into()).unwrap();
-        js_sys::Reflect::set(&statuses, &task.into(), &status.into()).unwrap();
-    }
-
-    fn set(&self, key: &str, value: Value) {
-        js_sys::Reflect::set(&self.state, &key.into(), &js(value)).unwrap();
-    }
-
-    /// The POSTs the server received.
-    fn posts(&self) -> Vec<Value> {
-        self.requests
-            .iter()
-            .map(|r| rust(&r))
-            .filter(|r| r["method"] == "POST")
-            .collect()
-    }
-
-    fn count(&self) -> usize {
-        self.requests.length() as usize
-    }
-}
-
-const T1: &str = "0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01";
-const T2: &str = "0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c02";
-
-fn guard(ns: &str, server: &Server, extra: Value) -> JobGuard {
-    let options = js(json!({ "namespace": ns, "contract": "task",
-                              "headers": { "X-CSRFToken": "csrf-1" } }));
-    js_sys::Object::assign(
-        options.unchecked_ref::<js_sys::Object>(),
-        js(extra).unchecked_ref::<js_sys::Object>(),
-    );
-    js_sys::Reflect::set(&options, &"fetch".into(), &server.fetch).unwrap();
-    let g = JobGuard::new(options).unwrap();
-    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
-    g
-}
-
-/// `waitFor(input, options)` as JS calls it; its promise.
-fn wait(g: &JobGuard, input: Value, options: JsValue) -> js_sys::Promise {
-    g.wait_for(js(input), options)
-}
-
-fn with_signal(controller: &web_sys::AbortController, extra: Value) -> JsValue {
-    let options = js(extra);
-    js_sys::Reflect::set(&options, &"signal".into(), &controller.signal()).unwrap();
-    options
-}
-
-async fn settled(promise: js_sys::Promise) -> Value {
-    rust(
-        &JsFuture::from(promise)
-            .await
-            .expect("waitFor never rejects"),
-    )
-}
-
-/// Whether the promise has settled, after the microtasks and timers that are due.
-async fn has_settled(promise: &js_sys::Promise) -> bool {
-    let marker = JsValue::from_str("pending");
-    let race = js_sys::Promise::race(&js_sys::Array::of2(
-        promise,
-        &js_sys::Promise::resolve(&marker),
-    ));
-    let first = JsFuture::from(race).await.unwrap();
-    first != marker
-}
-
-/// Waits until `done` holds, or `ms` have passed.
-async fn until(ms: i32, done: impl Fn() -> bool) {
-    for _ in 0..ms / 25 {
-        if done() {
-            return;
-        }
-        sleep(25).await;
-    }
-}
 
 #[wasm_bindgen_test]
 async fn settles_done_through_follow_alone_and_stops_following_when_nothing_waits() {
@@ -343,13 +209,6 @@ async fn stale_after_the_timeout_without_progress_and_progress_restarts_the_cloc
     );
     let refused = settled(wait(&g, json!(T1), js(json!({ "staleTimeoutMs": -1 })))).await;
     assert_eq!(refused["reason"], "invalid_input");
-}
-
-fn pagehide(persisted: bool) {
-    let init = web_sys::PageTransitionEventInit::new();
-    init.set_persisted(persisted);
-    let event = web_sys::PageTransitionEvent::new_with_event_init_dict("pagehide", &init).unwrap();
-    web_sys::window().unwrap().dispatch_event(&event).unwrap();
 }
 
 #[wasm_bindgen_test]

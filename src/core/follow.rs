@@ -112,6 +112,44 @@ impl FollowOptions {
     }
 }
 
+/// Who holds `follow()` on: each `follow()` call (the app's, a provider's) until its `stop`,
+/// and a guard's waiters while anything waits. Stopping one holder stops only that one: the
+/// loop polls while anybody holds it, with the options of the latest holder that gave any.
+#[derive(Debug, Default)]
+pub struct Holders {
+    held: Vec<(u32, Option<FollowOptions>)>,
+    next: u32,
+}
+
+impl Holders {
+    /// A new holder (`options`: its cadence, or `None` for whatever the others asked); its id.
+    pub fn hold(&mut self, options: Option<FollowOptions>) -> u32 {
+        self.next = self.next.wrapping_add(1);
+        self.held.push((self.next, options));
+        self.next
+    }
+
+    /// Lets holder `id` go; whether it held (a second `stop` is harmless).
+    pub fn release(&mut self, id: u32) -> bool {
+        let before = self.held.len();
+        self.held.retain(|(h, _)| *h != id);
+        self.held.len() != before
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// The cadence: the latest holder's that gave one, else the defaults.
+    pub fn options(&self) -> FollowOptions {
+        self.held
+            .iter()
+            .rev()
+            .find_map(|(_, o)| *o)
+            .unwrap_or_default()
+    }
+}
+
 /// The wait before each poll.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cadence {
@@ -393,6 +431,26 @@ impl ChangesPage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn follow_runs_while_anybody_holds_it_with_the_latest_holders_cadence() {
+        let mut holders = Holders::default();
+        let slow = FollowOptions {
+            interval_ms: 2_000,
+            max_interval_ms: 60_000,
+        };
+        let app = holders.hold(None);
+        let provider = holders.hold(Some(slow));
+        let waits = holders.hold(None);
+        assert_eq!(holders.options(), slow, "waits ask for no cadence");
+        assert!(holders.release(app));
+        assert!(!holders.release(app), "a second stop is harmless");
+        assert!(holders.release(provider));
+        assert_eq!(holders.options(), FollowOptions::default());
+        assert!(!holders.is_empty(), "the waits still hold it");
+        assert!(holders.release(waits));
+        assert!(holders.is_empty());
+    }
     use crate::core::doubles::SequenceRandom;
     use crate::core::quiet::Json;
     use serde_json::{json, Value};

@@ -28,9 +28,12 @@
 //! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`tabs`]: the tabs' protocol: changes, channel messages, `storage` events
+//! - [`awaited`]: who else awaits a job: what an abort or the page's end may cancel, for the
+//!   whole browser
 //! - [`waiters`]: `waitFor`'s rules: the page's waiters, how each settles, what an abort cancels
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
+pub mod awaited;
 pub mod cancel;
 pub mod cancel_flow;
 pub mod clock;

@@ -1,14 +1,17 @@
-//! `waitFor`'s rules: the page's waiters, each awaiting a set of the session's jobs, and how each
+//! `waitFor`'s rules: a guard's waiters, each awaiting a set of the session's jobs, and how each
 //! settles. A waiter settles `done` when every job of it ended well, `failed` at the first that
-//! ended otherwise, `refused` when a job is not the session's (nothing is sent), `stale` after
-//! `staleTimeoutMs` without progress (a status that moved), and `aborted` by its signal; on an
-//! abort or the page's end, only the jobs no other waiter of the page awaits are cancelled (a
-//! task shared by two charts runs on for the other). Superset's own frontend keeps the same
-//! registry (its task-framework `asyncEvent.ts`: a task id maps to a set of waiters).
+//! ended otherwise, `refused` when a job is not the session's (nothing is sent) and at once
+//! when it can no longer hear anything (its session ended or changed, the server answered
+//! 401, a record expired or went), `stale` after `staleTimeoutMs` without progress (a status
+//! that moved), and `aborted` by its signal. What an abort or the page's end may cancel is
+//! decided over every waiter of the browser ([`awaited`](super::awaited)): a task shared by
+//! two charts runs on for the other. Superset's own frontend keeps the same registry (its
+//! task-framework `asyncEvent.ts`: a task id maps to a set of waiters).
 //!
-//! Pure: the shell reads the records and the clock, and sends what the rules name.
+//! Pure: the shell reads the records, the session and the clock, and sends what the rules name.
 
-use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::cancel::{CancelCheck, CancelRefusal};
@@ -16,9 +19,13 @@ use super::error::GuardError;
 use super::ids::quote;
 use super::model::{JobMetadata, JobRecord};
 use super::names::names;
+use super::options::{unknown_option, whole};
 use super::quiet::Json;
+use super::session::Session;
 use super::statuses::{JobStatus, Status, TaskStatus};
+use super::store::Gone;
 use super::task::Submission;
+use super::wire::{self, Field, Object};
 
 /// Superset's `GLOBAL_ASYNC_QUERIES_POLLING_STALE_TIMEOUT`: 600 s without progress.
 pub const DEFAULT_STALE_MS: u64 = 600_000;
@@ -26,6 +33,12 @@ pub const DEFAULT_STALE_MS: u64 = 600_000;
 pub const MAX_STALE_MS: u64 = 86_400_000;
 /// The most jobs one waiter awaits.
 pub const MAX_JOBS_PER_WAITER: usize = 100;
+/// How long a record may be missing, with the session unchanged, before its waiter settles
+/// `removed`: another tab's logout or user switch removes the session and the records one key
+/// at a time, and this tab hears each removal as its own `storage` event, in whatever order the
+/// browser delivers them. Within this grace the session's change, if that is what it was,
+/// arrives, and the waiter settles with that reason instead.
+pub const MISSING_GRACE_MS: u64 = 50;
 
 names! {
     /// How a `waitFor` settled.
@@ -56,6 +69,16 @@ names! {
         NotJobOwner = "not_job_owner",
         /// What was given is neither a `202` body nor job ids, or an option is wrong.
         InvalidInput = "invalid_input",
+        /// Another user or guest signed in (here or in another tab) while it waited.
+        UserChanged = "user_changed",
+        /// The server answered `401` to the session's poll (`follow()`, here or in another
+        /// tab): nothing will be heard until the next `login`.
+        Unauthenticated = "unauthenticated",
+        /// A job's record expired (`ttlSeconds`) while it waited.
+        Expired = "expired",
+        /// A job's record went while it waited (evicted over `maxJobs`, removed by page code or
+        /// another tab, or this tab left the task).
+        Removed = "removed",
     }
 }
 
@@ -194,28 +217,94 @@ pub fn refused_by(error: &GuardError) -> Refused {
     (reason, error.to_string())
 }
 
-/// `staleTimeoutMs`: absent is Superset's 600 s; else a whole number of ms from 1 to a day.
-pub fn stale_ms(value: Option<f64>) -> Result<u64, Refused> {
-    match value {
-        None => Ok(DEFAULT_STALE_MS),
-        Some(ms) if ms.fract() == 0.0 && (1.0..=MAX_STALE_MS as f64).contains(&ms) => Ok(ms as u64),
-        Some(_) => Err((
-            WaitRefusal::InvalidInput,
-            "`staleTimeoutMs` must be a whole number of milliseconds from 1 to 86400000".to_owned(),
-        )),
+/// `waitFor`'s options as JSON writes them (the shell takes `signal` out first: JSON cannot
+/// hold it); any other key is refused.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct OptionsWire {
+    /// Taken out before; named so that an unknown key's message lists it as known.
+    #[allow(dead_code)]
+    signal: Option<IgnoredAny>,
+    stale_timeout_ms: Field<Option<f64>>,
+    cancel_on_close: Field<Option<bool>>,
+}
+
+const STALE_RULE: &str =
+    "`staleTimeoutMs` must be a whole number of milliseconds from 1 to 86400000";
+
+/// `waitFor`'s options, read: its stale timeout and `cancelOnClose`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitSettings {
+    pub stale_ms: u64,
+    pub cancel_on_close: bool,
+}
+
+impl WaitSettings {
+    /// Reads `waitFor`'s options (without `signal`), once: `null`/`undefined` is every default
+    /// (`cancelOnClose` the guard's, `guards`); anything but an object, an unknown key, or a
+    /// value breaking its rule is refused with the rule as the message.
+    pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
+        let invalid = GuardError::InvalidOptions;
+        let w: Option<Object<OptionsWire>> = wire::read(
+            value,
+            "waitFor's options must be an object, null or undefined",
+        )
+        .map_err(|m| unknown_option(&m, " of waitFor").unwrap_or(invalid(m)))?;
+        let w = w.map(|Object(w)| w).unwrap_or_default();
+        let stale = w
+            .stale_timeout_ms
+            .nullable()
+            .map_err(|_| invalid(STALE_RULE.to_owned()))?;
+        let stale_ms = match stale {
+            None => DEFAULT_STALE_MS,
+            Some(ms) => whole(ms, 1, MAX_STALE_MS).ok_or_else(|| invalid(STALE_RULE.to_owned()))?,
+        };
+        let cancel_on_close = w
+            .cancel_on_close
+            .nullable()
+            .map_err(|_| invalid("`cancelOnClose` must be true or false".to_owned()))?
+            .unwrap_or(guards);
+        Ok(Self {
+            stale_ms,
+            cancel_on_close,
+        })
     }
 }
 
-/// A waiter's `cancelOnClose`: absent (`None`) is the guard's option; a value that is not a
-/// boolean (`Err`) is refused.
-pub fn cancel_on_close(given: Result<Option<bool>, ()>, guards: bool) -> Result<bool, Refused> {
-    match given {
-        Ok(value) => Ok(value.unwrap_or(guards)),
-        Err(()) => Err((
-            WaitRefusal::InvalidInput,
-            "`cancelOnClose` must be true or false".to_owned(),
-        )),
+/// What a waiter can hear: the session now, and whether the server answered `401` to its poll
+/// since the last `login`.
+#[derive(Clone, Copy, Debug)]
+pub struct Hearing<'a> {
+    pub session: Option<&'a Session>,
+    pub unauthenticated: bool,
+}
+
+/// Whether a waiter admitted under `owner` (or about to be, `None`) can still hear anything
+/// about its jobs: the session it hears under; the refusal that ends it otherwise.
+pub fn can_hear<'a>(hearing: Hearing<'a>, owner: Option<&Session>) -> Result<&'a Session, Refused> {
+    let Some(session) = hearing.session else {
+        return Err((
+            WaitRefusal::NoSession,
+            "No session: nobody is signed in (or the session ended), so nothing is awaited"
+                .to_owned(),
+        ));
+    };
+    if owner.is_some_and(|owner| !owner.same_identity(session)) {
+        return Err((
+            WaitRefusal::UserChanged,
+            "Another user signed in: the jobs of the session that waited are not awaited"
+                .to_owned(),
+        ));
     }
+    if hearing.unauthenticated {
+        return Err((
+            WaitRefusal::Unauthenticated,
+            "The server answered 401 (the session's login ended there): nothing is heard until \
+             the next login"
+                .to_owned(),
+        ));
+    }
+    Ok(session)
 }
 
 /// Whether `waitFor` may await `job_id`, as `check` (the cancel's check) found it: the session's
@@ -258,24 +347,31 @@ struct Waiter {
     progress_at: u64,
     /// Whether the page's end cancels its jobs (`cancelOnClose`, the waiter's or the guard's).
     cancel_on_close: bool,
+    /// The session it was admitted under.
+    owner: Session,
+    /// When the first of its records expires, as last read.
+    expires_at: Option<u64>,
+    /// Since when one of its records has been missing with the session unchanged.
+    missing_since: Option<u64>,
 }
 
-/// The page's waiters (one guard's).
-#[derive(Debug, Default)]
+/// One guard's waiters.
+#[derive(Clone, Debug, Default)]
 pub struct Waiters {
     waiters: Vec<Waiter>,
     next_id: u32,
 }
 
 impl Waiters {
-    /// Adds a waiter for `jobs` (each a record id the session holds, checked by [`admit`]);
-    /// its id. `cancel_on_close`: whether the page's end cancels them.
+    /// Adds a waiter for `jobs` (each a record id `owner`'s session holds, checked by
+    /// [`admit`]); its id. `cancel_on_close`: whether the page's end cancels them.
     pub fn add(
         &mut self,
         jobs: Vec<String>,
         stale_ms: u64,
         now_ms: u64,
         cancel_on_close: bool,
+        owner: Session,
     ) -> u32 {
         self.next_id = self.next_id.wrapping_add(1);
         let id = self.next_id;
@@ -287,6 +383,9 @@ impl Waiters {
             stale_ms,
             progress_at: now_ms,
             cancel_on_close,
+            owner,
+            expires_at: None,
+            missing_since: None,
         });
         id
     }
@@ -319,58 +418,77 @@ impl Waiters {
     }
 
     /// Whether any waiter awaits `job`.
-    fn awaits(&self, job: &str) -> bool {
+    pub fn awaits(&self, job: &str) -> bool {
         self.waiters.iter().any(|w| w.jobs.iter().any(|j| j == job))
     }
 
-    /// What the page's end cancels: every job a waiter with `cancel_on_close` awaits and no
-    /// waiter without it does, each once, in the order first awaited (the waiters are the
-    /// page's own).
-    pub fn closing(&self) -> Vec<String> {
-        let kept = |job: &String| {
-            self.waiters
-                .iter()
-                .any(|w| !w.cancel_on_close && w.jobs.contains(job))
-        };
+    /// Whether a waiter that lets its jobs run on at the page's end (`cancelOnClose: false`)
+    /// awaits `job`.
+    pub fn keeps(&self, job: &str) -> bool {
+        self.waiters
+            .iter()
+            .any(|w| !w.cancel_on_close && w.jobs.iter().any(|j| j == job))
+    }
+
+    /// Every job some waiter awaits, each once, in the order first awaited; with
+    /// `closing_only`, only those of waiters whose jobs the page's end cancels.
+    pub fn jobs(&self, closing_only: bool) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         for job in self
             .waiters
             .iter()
-            .filter(|w| w.cancel_on_close)
+            .filter(|w| w.cancel_on_close || !closing_only)
             .flat_map(|w| &w.jobs)
         {
-            if !all.contains(job) && !kept(job) {
+            if !all.contains(job) {
                 all.push(job.clone());
             }
         }
         all
     }
 
-    /// Reads every waiter's jobs (`read`: the session's record of an id, `Err` with the
-    /// refusal when it has none) and settles those that can: `(id, outcome)` for each, removed.
-    /// A status that moved restarts the waiter's stale clock.
+    /// Reads every waiter's jobs (`read`: the session's record of an id and when it expires,
+    /// or why there is none) and settles those that can: `(id, outcome)` for each, removed. A
+    /// waiter that can no longer hear anything ([`can_hear`]) settles at once; a status that
+    /// moved restarts its stale clock.
     pub fn check(
         &mut self,
         now_ms: u64,
-        mut read: impl FnMut(&str) -> Result<JobRecord, (WaitRefusal, String)>,
+        hearing: Hearing,
+        mut read: impl FnMut(&str) -> Result<(JobRecord, u64), Gone>,
     ) -> Vec<(u32, WaitOutcome)> {
         let mut settled = Vec::new();
-        self.waiters
-            .retain_mut(|waiter| match settle(waiter, now_ms, &mut read) {
+        self.waiters.retain_mut(|waiter| {
+            let outcome = match can_hear(hearing, Some(&waiter.owner)) {
+                Err((reason, message)) => {
+                    Some(WaitOutcome::refused(&waiter.jobs, None, reason, message))
+                }
+                Ok(_) => settle(waiter, now_ms, &mut read),
+            };
+            match outcome {
                 Some(outcome) => {
                     settled.push((waiter.id, outcome));
                     false
                 }
                 None => true,
-            });
+            }
+        });
         settled
     }
 
-    /// When the first waiter goes stale, if nothing moves before.
+    /// When the next waiter settles if nothing is heard before: its stale deadline, the first
+    /// of its records' expiry, or the end of a missing record's grace.
     pub fn next_deadline(&self) -> Option<u64> {
         self.waiters
             .iter()
-            .map(|w| w.progress_at.saturating_add(w.stale_ms))
+            .flat_map(|w| {
+                [
+                    Some(w.progress_at.saturating_add(w.stale_ms)),
+                    w.expires_at,
+                    w.missing_since.map(|t| t.saturating_add(MISSING_GRACE_MS)),
+                ]
+            })
+            .flatten()
             .min()
     }
 }
@@ -379,20 +497,49 @@ impl Waiters {
 fn settle(
     waiter: &mut Waiter,
     now_ms: u64,
-    read: &mut impl FnMut(&str) -> Result<JobRecord, (WaitRefusal, String)>,
+    read: &mut impl FnMut(&str) -> Result<(JobRecord, u64), Gone>,
 ) -> Option<WaitOutcome> {
     let mut all_done = true;
     let mut moved = false;
+    let mut missing = false;
+    waiter.expires_at = None;
     for (job, seen) in waiter.jobs.iter().zip(waiter.seen.iter_mut()) {
         let record = match read(job) {
-            Ok(record) => record,
-            Err((reason, message)) => {
+            Ok((record, expires_at)) => {
+                waiter.expires_at =
+                    Some(waiter.expires_at.map_or(expires_at, |t| t.min(expires_at)));
+                record
+            }
+            Err(Gone::Expired) => {
+                let message = format!(
+                    "The record of job {} expired (ttlSeconds) while it was awaited",
+                    quote(job)
+                );
                 return Some(WaitOutcome::refused(
                     &waiter.jobs,
                     Some(job),
-                    reason,
+                    WaitRefusal::Expired,
                     message,
                 ));
+            }
+            Err(Gone::Removed) => {
+                let since = *waiter.missing_since.get_or_insert(now_ms);
+                if now_ms.saturating_sub(since) >= MISSING_GRACE_MS {
+                    let message = format!(
+                        "The record of job {} went while it was awaited (evicted, removed, or \
+                         left)",
+                        quote(job)
+                    );
+                    return Some(WaitOutcome::refused(
+                        &waiter.jobs,
+                        Some(job),
+                        WaitRefusal::Removed,
+                        message,
+                    ));
+                }
+                missing = true;
+                all_done = false;
+                continue;
             }
         };
         let status = record.status();
@@ -405,6 +552,9 @@ fn settle(
         } else if !succeeded(status) {
             return Some(failed(&waiter.jobs, &record));
         }
+    }
+    if !missing {
+        waiter.missing_since = None;
     }
     if all_done {
         let message = format!("{} job(s) done", waiter.jobs.len());
@@ -462,12 +612,25 @@ mod tests {
 
     fn reader<'a>(
         records: &'a HashMap<&str, JobRecord>,
-    ) -> impl FnMut(&str) -> Result<JobRecord, (WaitRefusal, String)> + 'a {
+    ) -> impl FnMut(&str) -> Result<(JobRecord, u64), Gone> + 'a {
         |id| {
             records
                 .get(id)
                 .cloned()
-                .ok_or((WaitRefusal::UnknownJob, format!("unknown {id}")))
+                .map(|r| (r, u64::MAX))
+                .ok_or(Gone::Removed)
+        }
+    }
+
+    fn user(id: u64) -> Session {
+        Session::from_login(Json(&serde_json::json!({ "userId": id }))).unwrap()
+    }
+
+    /// User 1 signed in, heard from.
+    fn heard(session: &Session) -> Hearing<'_> {
+        Hearing {
+            session: Some(session),
+            unauthenticated: false,
         }
     }
 
@@ -484,15 +647,19 @@ mod tests {
             (B, task(B, TaskStatus::InProgress)),
         ]);
         let mut waiters = Waiters::default();
-        let id = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
-        assert!(waiters.check(10, reader(&records)).is_empty());
+        let id = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        assert!(waiters
+            .check(10, heard(&user(1)), reader(&records))
+            .is_empty());
         records.insert(A, task(A, TaskStatus::Success));
         assert!(
-            waiters.check(20, reader(&records)).is_empty(),
+            waiters
+                .check(20, heard(&user(1)), reader(&records))
+                .is_empty(),
             "B still runs"
         );
         records.insert(B, task(B, TaskStatus::Success));
-        let settled = waiters.check(30, reader(&records));
+        let settled = waiters.check(30, heard(&user(1)), reader(&records));
         assert_eq!(settled.len(), 1);
         assert_eq!(settled[0].0, id);
         assert_eq!(settled[0].1.outcome, WaitResult::Done);
@@ -503,8 +670,8 @@ mod tests {
         failing.set_task_error("relation \"x\" does not exist");
         records.insert(B, failing);
         records.insert(A, task(A, TaskStatus::Pending));
-        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
-        let settled = waiters.check(40, reader(&records));
+        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        let settled = waiters.check(40, heard(&user(1)), reader(&records));
         let outcome = &settled[0].1;
         assert_eq!(outcome.outcome, WaitResult::Failed);
         assert_eq!(outcome.job_id.as_deref(), Some(B));
@@ -529,9 +696,11 @@ mod tests {
         ] {
             let records = HashMap::from([(A, task(A, status))]);
             let mut waiters = Waiters::default();
-            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
+            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true, user(1));
             assert_eq!(
-                waiters.check(1, reader(&records))[0].1.outcome,
+                waiters.check(1, heard(&user(1)), reader(&records))[0]
+                    .1
+                    .outcome,
                 WaitResult::Failed
             );
         }
@@ -548,37 +717,120 @@ mod tests {
             };
             let records = HashMap::from([(A, job)]);
             let mut waiters = Waiters::default();
-            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
-            assert_eq!(waiters.check(1, reader(&records))[0].1.outcome, result);
+            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+            assert_eq!(
+                waiters.check(1, heard(&user(1)), reader(&records))[0]
+                    .1
+                    .outcome,
+                result
+            );
         }
     }
 
     #[test]
-    fn a_record_that_went_refuses_with_its_reason() {
-        let records = HashMap::new();
+    fn a_record_that_went_settles_removed_after_the_grace_and_one_that_expired_at_once() {
+        let records = HashMap::from([(B, task(B, TaskStatus::Pending))]);
         let mut waiters = Waiters::default();
-        waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true);
-        let outcome = &waiters.check(1, reader(&records))[0].1;
+        waiters.add(vec![B.into(), A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        assert!(
+            waiters
+                .check(1, heard(&user(1)), reader(&records))
+                .is_empty(),
+            "within the grace: maybe a logout whose session removal comes next"
+        );
+        assert_eq!(waiters.next_deadline(), Some(1 + MISSING_GRACE_MS));
+        let settled = waiters.check(1 + MISSING_GRACE_MS, heard(&user(1)), reader(&records));
+        let outcome = &settled[0].1;
         assert_eq!(outcome.outcome, WaitResult::Refused);
-        assert_eq!(outcome.reason, Some(WaitRefusal::UnknownJob));
+        assert_eq!(outcome.reason, Some(WaitRefusal::Removed));
         assert_eq!(outcome.job_id.as_deref(), Some(A));
+
+        // Found again within the grace: the clock of the grace starts over.
+        let mut records = HashMap::from([(B, task(B, TaskStatus::Pending))]);
+        waiters.add(vec![B.into(), A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        assert!(waiters
+            .check(1, heard(&user(1)), reader(&records))
+            .is_empty());
+        records.insert(A, task(A, TaskStatus::Pending));
+        assert!(waiters
+            .check(2, heard(&user(1)), reader(&records))
+            .is_empty());
+        assert_eq!(waiters.next_deadline(), Some(DEFAULT_STALE_MS));
+
+        // Expired: at once, and the first expiry is a deadline.
+        let mut waiters = Waiters::default();
+        waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        let expiring = |id: &str| match id {
+            A => Ok((task(A, TaskStatus::Pending), 5_000)),
+            _ => Err(Gone::Removed),
+        };
+        assert!(waiters.check(1, heard(&user(1)), expiring).is_empty());
+        assert_eq!(waiters.next_deadline(), Some(5_000));
+        let settled = waiters.check(5_000, heard(&user(1)), |_| Err(Gone::Expired));
+        assert_eq!(settled[0].1.reason, Some(WaitRefusal::Expired));
+    }
+
+    #[test]
+    fn a_waiter_that_can_no_longer_hear_settles_at_once_with_why() {
+        let records = HashMap::from([(A, task(A, TaskStatus::Pending))]);
+        let alice = user(1);
+        let bob = user(2);
+        for (hearing, reason) in [
+            (
+                Hearing {
+                    session: None,
+                    unauthenticated: false,
+                },
+                WaitRefusal::NoSession,
+            ),
+            (heard(&bob), WaitRefusal::UserChanged),
+            (
+                Hearing {
+                    session: Some(&alice),
+                    unauthenticated: true,
+                },
+                WaitRefusal::Unauthenticated,
+            ),
+        ] {
+            let mut waiters = Waiters::default();
+            waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+            let settled = waiters.check(1, hearing, reader(&records));
+            assert_eq!(settled.len(), 1, "{reason:?}");
+            assert_eq!(settled[0].1.outcome, WaitResult::Refused);
+            assert_eq!(settled[0].1.reason, Some(reason));
+            assert!(waiters.is_empty());
+        }
+        // The same user with a new channel still hears.
+        let mut waiters = Waiters::default();
+        waiters.add(vec![A.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        let same =
+            Session::from_login(Json(&serde_json::json!({ "userId": 1, "channelId": "c2" })))
+                .unwrap();
+        assert!(waiters.check(1, heard(&same), reader(&records)).is_empty());
+        assert_eq!(can_hear(heard(&same), None), Ok(&same));
     }
 
     #[test]
     fn stale_after_the_timeout_without_progress_and_progress_restarts_the_clock() {
         let mut records = HashMap::from([(A, task(A, TaskStatus::Pending))]);
         let mut waiters = Waiters::default();
-        waiters.add(vec![A.into()], 1000, 0, true);
+        waiters.add(vec![A.into()], 1000, 0, true, user(1));
         assert_eq!(waiters.next_deadline(), Some(1000));
-        assert!(waiters.check(999, reader(&records)).is_empty());
+        assert!(waiters
+            .check(999, heard(&user(1)), reader(&records))
+            .is_empty());
         records.insert(A, task(A, TaskStatus::InProgress));
         assert!(
-            waiters.check(999, reader(&records)).is_empty(),
+            waiters
+                .check(999, heard(&user(1)), reader(&records))
+                .is_empty(),
             "moved at 999"
         );
         assert_eq!(waiters.next_deadline(), Some(1999));
-        assert!(waiters.check(1500, reader(&records)).is_empty());
-        let settled = waiters.check(1999, reader(&records));
+        assert!(waiters
+            .check(1500, heard(&user(1)), reader(&records))
+            .is_empty());
+        let settled = waiters.check(1999, heard(&user(1)), reader(&records));
         assert_eq!(settled[0].1.outcome, WaitResult::Stale);
         assert_eq!(waiters.next_deadline(), None);
     }
@@ -586,9 +838,9 @@ mod tests {
     #[test]
     fn an_abort_cancels_only_what_no_other_waiter_awaits() {
         let mut waiters = Waiters::default();
-        let first = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
-        let second = waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, true);
-        assert_eq!(waiters.closing(), [A, B]);
+        let first = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        let second = waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        assert_eq!(waiters.jobs(true), [A, B]);
         let (jobs, alone) = waiters.remove(first).unwrap();
         assert_eq!(jobs, [A, B]);
         assert_eq!(alone, [A], "B is the second waiter's too");
@@ -638,43 +890,66 @@ mod tests {
     }
 
     #[test]
-    fn the_stale_timeout_is_a_whole_number_up_to_a_day() {
-        assert_eq!(stale_ms(None), Ok(DEFAULT_STALE_MS));
-        assert_eq!(stale_ms(Some(1.0)), Ok(1));
-        assert_eq!(stale_ms(Some(86_400_000.0)), Ok(86_400_000));
-        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, 86_400_001.0] {
-            assert_eq!(
-                stale_ms(Some(bad)).unwrap_err().0,
-                WaitRefusal::InvalidInput
-            );
-        }
-    }
-
-    #[test]
-    fn a_waiters_cancel_on_close_is_its_own_or_the_guards() {
-        assert_eq!(cancel_on_close(Ok(None), true), Ok(true));
-        assert_eq!(cancel_on_close(Ok(None), false), Ok(false));
-        assert_eq!(cancel_on_close(Ok(Some(false)), true), Ok(false));
-        assert_eq!(cancel_on_close(Ok(Some(true)), false), Ok(true));
+    fn the_options_are_an_object_of_known_keys_each_within_its_rule() {
+        use serde_json::json;
+        let read = |v: Value, guards| WaitSettings::read(Json(&v), guards);
         assert_eq!(
-            cancel_on_close(Err(()), true).unwrap_err().0,
-            WaitRefusal::InvalidInput
+            read(json!(null), true),
+            Ok(WaitSettings {
+                stale_ms: DEFAULT_STALE_MS,
+                cancel_on_close: true
+            })
         );
+        assert!(!read(json!({}), false).unwrap().cancel_on_close);
+        let given = read(json!({"staleTimeoutMs": 1, "cancelOnClose": false}), true).unwrap();
+        assert_eq!((given.stale_ms, given.cancel_on_close), (1, false));
+        assert_eq!(
+            read(
+                json!({"staleTimeoutMs": 86_400_000, "cancelOnClose": true}),
+                false
+            )
+            .unwrap(),
+            WaitSettings {
+                stale_ms: 86_400_000,
+                cancel_on_close: true
+            }
+        );
+        for (bad, says) in [
+            (json!({"staleTimeoutMs": 0}), "`staleTimeoutMs`"),
+            (json!({"staleTimeoutMs": -1}), "`staleTimeoutMs`"),
+            (json!({"staleTimeoutMs": 1.5}), "`staleTimeoutMs`"),
+            (json!({"staleTimeoutMs": 86_400_001}), "`staleTimeoutMs`"),
+            (json!({"staleTimeoutMs": "600"}), "`staleTimeoutMs`"),
+            (json!({"cancelOnClose": "no"}), "`cancelOnClose`"),
+            (
+                json!({"stale": 5}),
+                "unknown option `stale` of waitFor (known: signal",
+            ),
+            (json!(5), "must be an object"),
+            (json!("x"), "must be an object"),
+            (json!([]), "must be an object"),
+            (json!([{"staleTimeoutMs": 5}]), "must be an object"),
+        ] {
+            let e = read(bad.clone(), true).unwrap_err();
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]
     fn the_pages_end_cancels_only_what_no_waiter_keeps() {
         let mut waiters = Waiters::default();
-        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true);
-        waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, false);
-        assert_eq!(
-            waiters.closing(),
-            [A],
+        waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true, user(1));
+        waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, false, user(1));
+        assert_eq!(waiters.jobs(true), [A, B]);
+        assert!(
+            waiters.keeps(B),
             "B is kept by a waiter that lets it run on"
         );
+        assert!(!waiters.keeps(A));
         let mut kept = Waiters::default();
-        kept.add(vec![A.into()], DEFAULT_STALE_MS, 0, false);
-        assert!(kept.closing().is_empty());
+        kept.add(vec![A.into()], DEFAULT_STALE_MS, 0, false, user(1));
+        assert!(kept.jobs(true).is_empty());
+        assert_eq!(kept.jobs(false), [A]);
     }
 
     #[test]

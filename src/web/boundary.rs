@@ -33,7 +33,8 @@ extern "C" {
 /// An argument as JSON text.
 pub struct Plain {
     text: String,
-    /// The property `take` named (the options' `fetch` function), as it was.
+    /// The property `take` named (the options' `fetch` function, `waitFor`'s `signal`), as it
+    /// was.
     pub taken: JsValue,
     invalid: fn(String) -> GuardError,
 }
@@ -53,6 +54,9 @@ pub fn plain(
     };
     if let Some(error) = field("error").as_string() {
         return Err(invalid(format!("cannot read the value: {}", quote(&error))).into());
+    }
+    if let Some(refused) = field("refused").as_string() {
+        return Err(invalid(refused).into());
     }
     Ok(Plain {
         text: field("json").as_string().unwrap_or_default(),

@@ -33,7 +33,7 @@ use super::state::Inner;
 use super::tabs::TabHost;
 use crate::core::clock::Clock;
 use crate::core::fallback::StorageMode;
-use crate::core::follow::{Cadence, FollowOptions};
+use crate::core::follow::{Cadence, FollowOptions, Holders};
 
 #[wasm_bindgen]
 extern "C" {
@@ -56,30 +56,84 @@ fn locks() -> Option<LockManager> {
     request.is_function().then(|| locks.unchecked_into())
 }
 
-/// Starts following; returns the function that stops it. A guard follows once: a second
-/// `follow()` stops the first.
+/// Who holds `follow()` on ([`Holders`]), and the loop that runs while anybody does.
+#[derive(Default)]
+pub struct Following {
+    pub holders: Holders,
+    /// Aborting it ends the running loop.
+    pub running: Option<AbortController>,
+}
+
+/// `follow(options)`: a holder of the loop (started if it is not running); returns the function
+/// that lets this holder go. Other holders (another `follow()`, a provider's, the waiters')
+/// keep it running; the last one's `stop` stops it.
 pub fn start(
     inner: &Rc<RefCell<Inner>>,
     listeners: &Rc<RefCell<Listeners>>,
-    options: FollowOptions,
+    options: Option<FollowOptions>,
 ) -> Result<Function, JsValue> {
+    let id = hold(inner, listeners, options)?;
+    let weak = Rc::downgrade(inner);
+    let stop = Closure::<dyn FnMut()>::new(move || {
+        if let Some(inner) = weak.upgrade() {
+            release(&inner, id);
+        }
+    });
+    Ok(stop.into_js_value().unchecked_into())
+}
+
+/// Adds a holder (`options`: its cadence, or `None` for whatever the others asked); starts the
+/// loop if it is not running. The holder's id.
+pub fn hold(
+    inner: &Rc<RefCell<Inner>>,
+    listeners: &Rc<RefCell<Listeners>>,
+    options: Option<FollowOptions>,
+) -> Result<u32, JsValue> {
+    let mut guard = inner
+        .try_borrow_mut()
+        .map_err(|_| JsValue::from_str("the guard is busy"))?;
+    let id = guard.following.holders.hold(options);
+    if guard.following.running.is_some() {
+        return Ok(id);
+    }
     let controller = AbortController::new()?;
     let signal = dom::signal_of(&controller).ok_or_else(|| JsValue::from_str("no signal"))?;
-    // `controller.abort` bound to the controller: the stop function, with no Rust behind it.
-    let stop = Reflect::get(&controller, &JsValue::from_str("abort"))?
-        .dyn_into::<Function>()?
-        .bind0(&controller);
-    let earlier = match inner.try_borrow_mut() {
-        Ok(mut guard) => guard.follow.replace(controller),
-        Err(_) => None,
-    };
-    if let Some(earlier) = earlier {
-        dom::abort(&earlier);
-    }
+    guard.following.running = Some(controller);
+    drop(guard);
     let weak = Rc::downgrade(inner);
     let listeners = Rc::downgrade(listeners);
-    wasm_bindgen_futures::spawn_local(lead(weak, listeners, options, signal));
-    Ok(stop)
+    wasm_bindgen_futures::spawn_local(lead(weak, listeners, signal));
+    Ok(id)
+}
+
+/// Lets holder `id` go; the loop stops when nobody holds it. (A second call is harmless.)
+pub fn release(inner: &Rc<RefCell<Inner>>, id: u32) {
+    let stop = match inner.try_borrow_mut() {
+        Ok(mut guard) => release_in(&mut guard, id),
+        Err(_) => {
+            // Inside one of the guard's calls: once it has returned.
+            let weak = Rc::downgrade(inner);
+            let run = Closure::once_into_js(move || {
+                if let Some(inner) = weak.upgrade() {
+                    release(&inner, id);
+                }
+            });
+            let _ = set_timeout(run.unchecked_ref(), 0.0);
+            None
+        }
+    };
+    if let Some(controller) = stop {
+        dom::abort(&controller);
+    }
+}
+
+/// [`release`] within a borrow: the loop's controller to abort (outside it) when nobody holds
+/// it any more.
+pub fn release_in(guard: &mut Inner, id: u32) -> Option<AbortController> {
+    let following = &mut guard.following;
+    (following.holders.release(id) && following.holders.is_empty())
+        .then(|| following.running.take())
+        .flatten()
 }
 
 /// A login, or the end of the session: a follow that a 401 stopped resumes (woken outside the
@@ -99,7 +153,6 @@ pub fn resume(inner: &Rc<RefCell<Inner>>) {
 async fn lead(
     inner: Weak<RefCell<Inner>>,
     listeners: Weak<RefCell<Listeners>>,
-    options: FollowOptions,
     signal: AbortSignal,
 ) {
     let name = {
@@ -112,7 +165,7 @@ async fn lead(
     };
     let locks = name.as_ref().and_then(|_| locks());
     let (Some(locks), Some(name)) = (locks, name) else {
-        poll(inner, listeners, options, &signal).await;
+        poll(inner, listeners, &signal).await;
         return;
     };
     let (acquired, on_acquired) = deferred();
@@ -126,13 +179,13 @@ async fn lead(
     let _ = Reflect::set(&lock_options, &JsValue::from_str("signal"), &signal);
     let Ok(requested) = locks.request(&name, &lock_options, &callback) else {
         // A lock manager that refuses: follow without one.
-        poll(inner, listeners, options, &signal).await;
+        poll(inner, listeners, &signal).await;
         return;
     };
     // The request rejects when `stop()` aborts it before the lock comes.
     let won = JsFuture::from(Promise::race(&Array::of2(&acquired, &requested))).await;
     if won.is_ok() && !dom::is_aborted(&signal) {
-        poll(inner, listeners, options, &signal).await;
+        poll(inner, listeners, &signal).await;
     }
     let _ = release.call0(&JsValue::UNDEFINED);
     // The settled request must not be reported as an unhandled rejection.
@@ -147,13 +200,21 @@ fn deferred() -> (Promise, Function) {
     (promise, resolve)
 }
 
-/// Polls while there is something to follow, until stopped.
+/// The cadence the holders ask for now.
+fn options_of(inner: &Weak<RefCell<Inner>>) -> Option<FollowOptions> {
+    let state = inner.upgrade()?;
+    let guard = state.try_borrow().ok()?;
+    Some(guard.following.holders.options())
+}
+
+/// Polls while there is something to follow, until stopped. The holders' cadence is read
+/// before each poll: a holder that came or went with other options changes it from then on.
 async fn poll(
     inner: Weak<RefCell<Inner>>,
     listeners: Weak<RefCell<Listeners>>,
-    options: FollowOptions,
     signal: &AbortSignal,
 ) {
+    let mut options = options_of(&inner).unwrap_or_default();
     let mut cadence = Cadence::new(options);
     let mut cursor = Cursor::new(inner.upgrade().is_some_and(|state| {
         state
@@ -166,6 +227,10 @@ async fn poll(
     loop {
         if dom::is_aborted(signal) {
             return;
+        }
+        if let Some(now) = options_of(&inner).filter(|o| *o != options) {
+            options = now;
+            cadence = Cadence::new(options);
         }
         let started = DateClock.now_ms();
         let next = match inner.upgrade() {
@@ -185,6 +250,12 @@ async fn poll(
         let Some(listeners) = listeners.upgrade() else {
             return;
         };
+        // The waiters read their records after every round: one that went without a change
+        // this guard could hear (page code removing it in this tab) settles here.
+        let after = listeners.try_borrow().ok().and_then(|l| l.after.clone());
+        if let Some(after) = after {
+            after();
+        }
         // Something new (a record written by any tab, a login) brings the next poll forward,
         // but never into a failure's backoff, nor within `intervalMs` of the last poll.
         while wait != Some(0) && wait_for(&inner, &listeners, wait, signal).await {

@@ -95,7 +95,7 @@ impl Drop for JobGuard {
             .inner
             .try_borrow_mut()
             .ok()
-            .and_then(|mut i| i.follow.take());
+            .and_then(|mut i| i.following.running.take());
         if let Ok(mut inner) = self.inner.try_borrow_mut() {
             inner.tabs = None;
         }
@@ -158,7 +158,7 @@ impl JobGuard {
             cancels: Vec::new(),
             waiting: Default::default(),
             #[cfg(feature = "follow")]
-            follow: None,
+            following: Default::default(),
             #[cfg(feature = "follow")]
             follow_signed_out: false,
             #[cfg(feature = "follow")]
@@ -172,6 +172,10 @@ impl JobGuard {
         }
         if let Ok(mut l) = listeners.try_borrow_mut() {
             l.after = Some(waiting::hook(&inner, &listeners));
+        }
+        let page_id = super::closing::join(&inner);
+        if let Ok(mut i) = inner.try_borrow_mut() {
+            i.waiting.entry.page_id = page_id;
         }
         Ok(JobGuard { inner, listeners })
     }
@@ -229,16 +233,21 @@ impl JobGuard {
 
     /// Keeps the session's records current from Superset's event stream (the guard's
     /// `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
-    /// Polls only while the session has a record that has not ended; stops on `stop()`, and
-    /// waits for the next `login` after a 401. Returns `stop`. Throws `invalid_options`.
+    /// Polls only while the session has a record that has not ended, and waits for the next
+    /// `login` after a 401. Each call is a holder: polling goes on while any holder holds it
+    /// (another `follow()`, a provider's, `waitFor`'s waiters), with the cadence of the latest
+    /// call that gave options. Returns `stop`, which lets this holder go (a second call is
+    /// harmless). Throws `invalid_options`.
     #[cfg(feature = "follow")]
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn follow(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "FollowOptions")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let given = !(options.is_undefined() || options.is_null());
         let options = plain(&options, None, GuardError::InvalidOptions)?;
         let options = options.read(|d| crate::core::follow::FollowOptions::read(d))?;
+        let options = given.then_some(options);
         Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
     }
 

@@ -26,9 +26,9 @@ pub struct Inner {
     pub waiting: super::wait_state::Waiting,
     /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
     pub cancels: Vec<(String, js_sys::Promise)>,
-    /// The running `follow()`'s controller: aborting it stops it.
+    /// `follow()`'s holders and its running loop.
     #[cfg(feature = "follow")]
-    pub follow: Option<AbortController>,
+    pub following: super::follow::Following,
     /// The event stream answered 401: `follow` waits for the next `login`.
     #[cfg(feature = "follow")]
     pub follow_signed_out: bool,

@@ -360,6 +360,8 @@ fn read_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> {
     let event = match dom::storage_key(event)? {
         None => StorageChange::Cleared,
         Some(key) if !guard.store().owns_key(&key) => return None,
+        // Another tab's wait entry, or the purged jobs' list: no record and no session.
+        Some(key) if guard.store().is_bookkeeping_key(&key) => return None,
         Some(key) if !guard.store().is_session_key(&key) => StorageChange::Record,
         Some(_) => {
             // The marker's old and new text, read as gloo-storage wrote it.

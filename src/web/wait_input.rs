@@ -1,6 +1,6 @@
-//! What `waitFor()` is given, read: its options (`signal`, `staleTimeoutMs`,
-//! `cancelOnClose`) and its input, a `202` body recorded (as `recordTasks` or `recordJob` would)
-//! or job ids, and each job admitted by the core's rule ([`admit`]) before anything waits.
+//! What `waitFor()` is given, read: its options (`signal`, `staleTimeoutMs`, `cancelOnClose`)
+//! and its input, a `202` body recorded (as `recordTasks` or `recordJob` would) or job ids, and
+//! each job admitted by the core's rules ([`can_hear`], [`admit`]) before anything waits.
 
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
@@ -9,53 +9,44 @@ use web_sys::AbortSignal;
 use super::boundary::plain;
 use super::state::Inner;
 use crate::core::error::GuardError;
+use crate::core::session::Session;
 use crate::core::waiters::{
-    admit, cancel_on_close, read_input, refused_by, stale_ms, Refused, WaitInput, WaitRefusal,
+    admit, can_hear, read_input, refused_by, Hearing, Refused, WaitInput, WaitRefusal, WaitSettings,
 };
 
 /// `waitFor`'s options, read.
 pub(super) struct WaitOptions {
     pub(super) signal: Option<AbortSignal>,
-    pub(super) stale_ms: u64,
-    /// `cancelOnClose`: the waiter's, or else `guards` (the guard's option).
-    pub(super) cancel_on_close: bool,
+    pub(super) settings: WaitSettings,
+}
+
+/// A refusal of the options: `invalid_input`, the rule broken as its message.
+fn invalid(message: String) -> Refused {
+    (WaitRefusal::InvalidInput, message)
 }
 
 /// `{ signal, staleTimeoutMs, cancelOnClose }`, each optional (`cancelOnClose` defaults to
-/// `guards`); a `signal` that is not an `AbortSignal` is ignored, as `cancel()`'s is.
+/// `guards`, the guard's option), read as JSON writes them (a `toJSON` of theirs included)
+/// with `signal` taken out as it is. Anything else is refused, naming what is wrong: options
+/// that are not an object (an `AbortSignal` given as the options themselves, a number, an
+/// array, a function), an unknown key, a `signal` that is not an `AbortSignal` (its
+/// controller, a look-alike, a string), a value breaking its rule.
 pub(super) fn read_options(options: &JsValue, guards: bool) -> Result<WaitOptions, Refused> {
-    if !options.is_object() {
-        return Ok(WaitOptions {
-            signal: None,
-            stale_ms: stale_ms(None)?,
-            cancel_on_close: guards,
-        });
-    }
-    let get = |name: &str| Reflect::get(options, &JsValue::from_str(name));
-    let unreadable = |_| {
-        (
-            WaitRefusal::InvalidInput,
-            "waitFor's options could not be read".to_owned(),
-        )
+    let plain = plain(options, Some("signal"), GuardError::InvalidOptions)
+        .map_err(|e| invalid(message_of(&e)))?;
+    let signal = match plain.taken.clone() {
+        s if s.is_undefined() || s.is_null() => None,
+        s => Some(s.dyn_into::<AbortSignal>().map_err(|_| {
+            invalid(
+                "Invalid options: `signal` must be an AbortSignal (a controller's `.signal`)"
+                    .to_owned(),
+            )
+        })?),
     };
-    let absent = |v: &JsValue| v.is_undefined() || v.is_null();
-    let signal = get("signal")
-        .map_err(unreadable)?
-        .dyn_into::<AbortSignal>()
-        .ok();
-    let stale = get("staleTimeoutMs").map_err(unreadable)?;
-    let stale = (!absent(&stale)).then(|| stale.as_f64().unwrap_or(f64::NAN));
-    let on_close = get("cancelOnClose").map_err(unreadable)?;
-    let on_close = if absent(&on_close) {
-        Ok(None)
-    } else {
-        on_close.as_bool().map(Some).ok_or(())
-    };
-    Ok(WaitOptions {
-        signal,
-        stale_ms: stale_ms(stale)?,
-        cancel_on_close: cancel_on_close(on_close, guards)?,
-    })
+    let settings = plain
+        .read(|d| WaitSettings::read(d, guards))
+        .map_err(|e| invalid(message_of(&e)))?;
+    Ok(WaitOptions { signal, settings })
 }
 
 /// `waitFor`'s first argument, written as JSON and read by the core ([`read_input`]).
@@ -63,9 +54,9 @@ pub(super) fn read(input: &JsValue) -> Result<WaitInput, Refused> {
     match plain(input, None, GuardError::InvalidJob) {
         Ok(copy) => match copy.value() {
             Ok(value) => read_input(&value),
-            Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
+            Err(e) => Err(invalid(message_of(&e))),
         },
-        Err(e) => Err((WaitRefusal::InvalidInput, message_of(&e))),
+        Err(e) => Err(invalid(message_of(&e))),
     }
 }
 
@@ -77,13 +68,34 @@ fn message_of(error: &JsValue) -> String {
         .unwrap_or_default()
 }
 
-/// Records a `202` body (if given) and checks that every job is the session's: the jobs to
-/// await (each by its record's id), or the refusal with the jobs and the job it names.
-#[allow(clippy::type_complexity)]
+/// A refusal with the jobs it concerns and the job it names.
+pub(super) type Refusal = (Vec<String>, Option<String>, Refused);
+
+/// Whether the guard can hear anything now: a session, and no `401` met since the last login.
+pub(super) fn hearing_of(guard: &mut Inner) -> (Option<Session>, bool) {
+    #[cfg(feature = "follow")]
+    let unauthenticated = guard.follow_signed_out;
+    #[cfg(not(feature = "follow"))]
+    let unauthenticated = false;
+    (guard.store.session(), unauthenticated)
+}
+
+/// Records a `202` body (if given) and checks that every job is the session's and that the
+/// session can hear of them: the jobs to await (each by its record's id, each once whatever
+/// the case of a task's uuid) and the session they are awaited under, or the refusal.
 pub(super) fn admit_all(
     guard: &mut Inner,
     input: WaitInput,
-) -> Result<Vec<String>, (Vec<String>, Option<String>, Refused)> {
+) -> Result<(Vec<String>, Session), Refusal> {
+    let (session, unauthenticated) = hearing_of(guard);
+    let hearing = Hearing {
+        session: session.as_ref(),
+        unauthenticated,
+    };
+    let session = match can_hear(hearing, None) {
+        Ok(session) => session.clone(),
+        Err(refused) => return Err((Vec::new(), None, refused)),
+    };
     let ids = match input {
         WaitInput::Ids(ids) => ids,
         WaitInput::Tasks(submission) => match guard.store.record_tasks(submission) {
@@ -98,14 +110,17 @@ pub(super) fn admit_all(
             vec![id]
         }
     };
-    let ids: Vec<String> = ids
-        .iter()
-        .map(|id| guard.store.record_id(id).into_owned())
-        .collect();
+    let mut jobs: Vec<String> = Vec::with_capacity(ids.len());
     for id in &ids {
-        if let Err(refused) = admit(&guard.store.check_cancel(id), id) {
-            return Err((ids.clone(), Some(id.clone()), refused));
+        let id = guard.store.record_id(id).into_owned();
+        if !jobs.contains(&id) {
+            jobs.push(id);
         }
     }
-    Ok(ids)
+    for id in &jobs {
+        if let Err(refused) = admit(&guard.store.check_cancel(id), id) {
+            return Err((jobs.clone(), Some(id.clone()), refused));
+        }
+    }
+    Ok((jobs, session))
 }

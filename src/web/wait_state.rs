@@ -1,5 +1,5 @@
 //! The guard's waiters as its state holds them ([`Waiting`]): the core's rules, each waiter's
-//! promise, the stale timer, the page's listener and the `follow()` started for them. Plain
+//! promise, the timer, the guard's wait entry for other tabs and its hold on `follow()`. Plain
 //! data; [`super::waiting`] and [`super::closing`] act on it.
 
 use std::cell::Cell;
@@ -7,9 +7,7 @@ use std::rc::Rc;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
-#[cfg(feature = "follow")]
-use web_sys::AbortController;
-use web_sys::{AbortSignal, EventTarget};
+use web_sys::AbortSignal;
 
 use crate::core::waiters::Waiters;
 
@@ -20,22 +18,35 @@ pub(super) struct Pending {
     pub(super) signal: Option<(AbortSignal, Closure<dyn FnMut()>)>,
 }
 
-/// A listener on the page, and the page.
-pub(super) type PageListener = (EventTarget, Closure<dyn FnMut(JsValue)>);
+/// The entry in storage that tells other tabs what this guard awaits.
+#[derive(Default)]
+pub(super) struct Entry {
+    /// The guard's number on the page ([`super::closing::join`]).
+    pub(super) page_id: u32,
+    /// Its token (`<page>-<guard>`), made at the first wait.
+    pub(super) token: Option<String>,
+    /// The jobs it last listed.
+    pub(super) jobs: Vec<String>,
+    /// When it is written again while anything waits.
+    pub(super) refresh_at: u64,
+    /// The page ended (`pagehide` not into the back/forward cache): the entry was removed and
+    /// is not written again.
+    pub(super) closed: bool,
+}
 
 /// The guard's waiters and what keeps them fed.
 #[derive(Default)]
 pub struct Waiting {
     pub(super) rules: Waiters,
     pub(super) pending: Vec<Pending>,
-    /// The stale timer: its id, and the function it calls.
+    /// The timer: the first deadline of the waiters or the entry's refresh; its id, and the
+    /// function it calls.
     pub(super) timer: Option<JsValue>,
     pub(super) on_timer: Option<Closure<dyn FnMut()>>,
-    /// The page's `pagehide` listener, while anything waits.
-    pub(super) on_pagehide: Option<PageListener>,
-    /// The `follow()` `waitFor` started, stopped when nothing waits.
+    pub(super) entry: Entry,
+    /// The waiters' hold on `follow()` (its holder id), while anything waits.
     #[cfg(feature = "follow")]
-    pub follow: Option<AbortController>,
+    pub(super) follow_hold: Option<u32>,
     /// Whether anything waits: the hook after each change reads it without a borrow, so a
     /// guard with no waiter does nothing more per change.
     pub(super) active: Rc<Cell<bool>>,

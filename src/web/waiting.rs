@@ -1,10 +1,12 @@
-//! `waitFor()`: the page's waiters on the session's jobs, wired to what feeds them. The rules
-//! (what settles a waiter, what an abort cancels) are the core's ([`crate::core::waiters`]);
-//! this room registers a waiter in the tick `waitFor` is called, re-reads the waiters after
-//! every change the guard hears (this tab's, the page's other guards', other tabs'), keeps one
-//! timer for the first stale deadline, starts `follow()` while anything waits (if the app has
-//! not), and cancels through `cancel()`'s path on an abort ([`super::closing`]: on the page's
-//! end).
+//! `waitFor()`: the guard's waiters on the session's jobs, wired to what feeds them. The rules
+//! (what settles a waiter, what an abort cancels) are the core's ([`crate::core::waiters`],
+//! [`crate::core::awaited`]); this room registers a waiter in the tick `waitFor` is called,
+//! re-reads the waiters after every change the guard hears (this tab's, the page's other
+//! guards', other tabs', a 401) and after every round of `follow()`, keeps one timer for the
+//! first deadline (a stale clock, a record's expiry, the grace of a missing record, the wait
+//! entry's refresh), holds `follow()` while anything waits, keeps the guard's wait entry in
+//! storage for other tabs, and cancels through `cancel()`'s path on an abort
+//! ([`super::closing`]: on the page's end).
 //!
 //! A waiter's promise never rejects. No borrow of the guard is held while JS runs: resolving a
 //! promise, aborting a controller and sending a request all happen after the borrow ends.
@@ -19,15 +21,18 @@ use web_sys::AbortController;
 use super::boundary::to_js;
 use super::cancel;
 use super::clock::DateClock;
+use super::closing;
 use super::dom;
 use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
 use super::state::Inner;
-use super::wait_input::{self, admit_all, read_options, WaitOptions};
+use super::wait_input::{self, admit_all, hearing_of, read_options, WaitOptions};
 use super::wait_state::{Pending, Waiting};
+use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
+use crate::core::store::WAIT_REFRESH_MS;
 use crate::core::tabs::{Change, Source};
-use crate::core::waiters::{admit, Refused, WaitInput, WaitOutcome, WaitRefusal};
+use crate::core::waiters::{Hearing, Refused, WaitInput, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
@@ -77,11 +82,7 @@ pub fn start(
 ) -> Promise {
     // Without the guard's state (a call from inside one of its own calls), `admit_all` refuses.
     let guards = inner.try_borrow().is_ok_and(|g| g.options.cancel_on_close);
-    let WaitOptions {
-        signal,
-        stale_ms: stale,
-        cancel_on_close: on_close,
-    } = match read_options(options, guards) {
+    let WaitOptions { signal, settings } = match read_options(options, guards) {
         Ok(read) => read,
         Err(refused) => return refusal(&[], None, refused),
     };
@@ -101,8 +102,8 @@ pub fn start(
             ),
         )),
     };
-    let jobs = match admitted {
-        Ok(jobs) => jobs,
+    let (jobs, owner) = match admitted {
+        Ok(admitted) => admitted,
         Err((jobs, job, refused)) => return refusal(&jobs, job.as_deref(), refused),
     };
     if recorded {
@@ -115,10 +116,13 @@ pub fn start(
     };
     let me = Guard::of(inner, listeners);
     let added = inner.try_borrow_mut().ok().map(|mut guard| {
-        let id = guard
-            .waiting
-            .rules
-            .add(jobs, stale, DateClock.now_ms(), on_close);
+        let id = guard.waiting.rules.add(
+            jobs,
+            settings.stale_ms,
+            DateClock.now_ms(),
+            settings.cancel_on_close,
+            owner,
+        );
         guard.waiting.active.set(true);
         guard.waiting.pending.push(Pending {
             id,
@@ -148,17 +152,17 @@ pub fn start(
             }
         }
     }
-    super::closing::watch_page(inner);
+    closing::watch_page();
     #[cfg(feature = "follow")]
-    follow_while_waiting(inner, listeners);
+    hold_follow(inner, listeners);
     // A job that has already ended settles the waiter now (its promise resolves after this
-    // call returns, as a promise does).
+    // call returns, as a promise does); the wait entry is written.
     check(&me);
     promise
 }
 
-/// Re-reads every waiter and settles those that can; then keeps the timer, the page's listener
-/// and `follow()` to what is left. Runs after every change the guard hears.
+/// Re-reads every waiter and settles those that can; then keeps the timer, the wait entry and
+/// the hold on `follow()` to what is left. Runs after every change the guard hears.
 fn check(me: &Guard) {
     if !me.active.get() {
         return;
@@ -173,18 +177,17 @@ fn check(me: &Guard) {
         later(move || check(&me));
         return;
     };
-    if borrowed.waiting.rules.is_empty() {
-        return;
-    }
     let guard = &mut *borrowed;
+    let (session, unauthenticated) = hearing_of(guard);
+    let hearing = Hearing {
+        session: session.as_ref(),
+        unauthenticated,
+    };
     let store = &mut guard.store;
-    let settled = guard.waiting.rules.check(now, |id| match store.job(id) {
-        Some(record) => Ok(record),
-        None => Err(admit(&store.check_cancel(id), id).err().unwrap_or((
-            WaitRefusal::UnknownJob,
-            format!("The record of job {} is gone", crate::core::ids::quote(id)),
-        ))),
-    });
+    let settled = guard
+        .waiting
+        .rules
+        .check(now, hearing, |id| store.awaited(id));
     let resolved: Vec<(Pending, WaitOutcome)> = settled
         .into_iter()
         .filter_map(|(id, outcome)| guard.waiting.take(id).map(|p| (p, outcome)))
@@ -201,7 +204,7 @@ fn later(f: impl FnOnce() + 'static) {
 }
 
 /// Resolves each settled waiter's promise and removes its abort listener; stops the `follow()`
-/// `waitFor` started, if nothing waits now. (After the borrow: this runs JS.)
+/// loop if the waiters were its last holder. (After the borrow: this runs JS.)
 fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) {
     for (pending, outcome) in resolved {
         if let Some((signal, listener)) = &pending.signal {
@@ -217,15 +220,34 @@ fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) 
     }
 }
 
-/// Re-arms the stale timer for the first deadline; with no waiter left, removes the page's
-/// listener and hands back the `follow()` to stop.
+/// Writes the guard's wait entry when what it awaits changed or its refresh is due, and re-arms
+/// the timer for the first deadline. With no waiter left, lets `follow()` go: its loop's
+/// controller to stop, if the waiters were its last holder.
 fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
     let waiting = &mut guard.waiting;
-    waiting.active.set(!waiting.rules.is_empty());
+    let waits = !waiting.rules.is_empty();
+    waiting.active.set(waits);
+    let jobs = waiting.rules.jobs(false);
+    let due = jobs != waiting.entry.jobs || (waits && now >= waiting.entry.refresh_at);
+    if due && !waiting.entry.closed {
+        let token = waiting
+            .entry
+            .token
+            .get_or_insert_with(|| closing::token_of(waiting.entry.page_id));
+        guard.store.keep_waits(token, &jobs);
+        waiting.entry.jobs = jobs;
+        waiting.entry.refresh_at = now.saturating_add(WAIT_REFRESH_MS);
+    }
     if let Some(timer) = waiting.timer.take() {
         let _ = clear_timeout(&timer);
     }
-    if let Some(deadline) = waiting.rules.next_deadline() {
+    if waits {
+        let deadline = waiting
+            .rules
+            .next_deadline()
+            .map_or(waiting.entry.refresh_at, |d| {
+                d.min(waiting.entry.refresh_at)
+            });
         let on_timer = waiting.on_timer.get_or_insert_with(|| {
             let me = me.clone();
             Closure::<dyn FnMut()>::new(move || check(&me))
@@ -235,40 +257,40 @@ fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
         waiting.timer = set_timeout(on_timer.as_ref().unchecked_ref(), ms).ok();
         return None;
     }
-    if let Some((page, listener)) = waiting.on_pagehide.take() {
-        let _ =
-            page.remove_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
-    }
     #[cfg(feature = "follow")]
     {
-        let ours = waiting.follow.take()?;
-        // The app's own `follow()` replaced it meanwhile: that one goes on.
-        let current = guard.follow.as_ref().is_some_and(|f| Object::is(f, &ours));
-        if current {
-            guard.follow = None;
-        }
-        Some(ours)
+        let hold = waiting.follow_hold.take()?;
+        super::follow::release_in(guard, hold)
     }
     #[cfg(not(feature = "follow"))]
     None
 }
 
-/// The waiter's signal aborted: it settles `aborted`, and the jobs of it no other waiter awaits
-/// are cancelled through `cancel()`'s path (its ownership check, one request per job).
+/// The waiter's signal aborted: it settles `aborted`, and the jobs of it that no other waiter
+/// of the browser awaits (this guard's, the page's other guards', other tabs') and no cancel
+/// in flight covers are cancelled through `cancel()`'s path (its ownership check, one request
+/// per job).
 fn abort(me: &Guard, id: u32) {
     let (Some(inner), Some(listeners)) = (me.inner.upgrade(), me.listeners.upgrade()) else {
         return;
     };
-    let Ok(mut guard) = inner.try_borrow_mut() else {
-        // Inside another of the guard's calls: once it has returned.
+    let busy = || {
         let me = me.clone();
         later(move || abort(&me, id));
-        return;
+    };
+    // What the page's other guards await, read before this one is borrowed.
+    let Some(others) = closing::others(&inner) else {
+        return busy();
+    };
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return busy();
     };
     let Some((jobs, alone)) = guard.waiting.rules.remove(id) else {
         return;
     };
-    let cancelling: Vec<String> = alone
+    let elsewhere = guard.store.awaited_elsewhere(&closing::this_page());
+    let chosen = closing::with_views(&others, |views| after_abort(alone, views, &elsewhere));
+    let cancelling: Vec<String> = chosen
         .into_iter()
         .filter(|job| guard.store.check_cancel(job).is_allowed())
         .collect();
@@ -283,25 +305,25 @@ fn abort(me: &Guard, id: u32) {
     finish(pending.map(|p| (p, outcome)).into_iter().collect(), stop);
 }
 
-/// Starts `follow()` for the waiters if the app has not started one.
+/// Holds `follow()` for the waiters (once: the hold lasts while anything waits).
 #[cfg(feature = "follow")]
-fn follow_while_waiting(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) {
-    let following = inner
+fn hold_follow(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) {
+    let held = inner
         .try_borrow()
-        .map(|g| g.follow.is_some())
+        .map(|g| g.waiting.follow_hold.is_some())
         .unwrap_or(true);
-    if following {
+    if held {
         return;
     }
-    if super::follow::start(inner, listeners, Default::default()).is_err() {
-        return;
-    }
-    if let Ok(mut guard) = inner.try_borrow_mut() {
-        guard.waiting.follow = guard.follow.clone();
+    if let Ok(hold) = super::follow::hold(inner, listeners, None) {
+        if let Ok(mut guard) = inner.try_borrow_mut() {
+            guard.waiting.follow_hold = Some(hold);
+        }
     }
 }
 
-/// The hook [`Listeners`] calls after each change it hands out: the waiters re-read.
+/// The hook [`Listeners`] calls after each change it hands out (and `follow()` after each
+/// round): the waiters re-read.
 pub fn hook(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Rc<dyn Fn()> {
     let me = Guard::of(inner, listeners);
     // Checked here too, so that a page that never waits never compiles `check`.
@@ -313,23 +335,25 @@ pub fn hook(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> R
 }
 
 /// The guard's end (`free()`): every waiter settles `aborted`, nothing is cancelled (the guard
-/// that would send it is going), and the timer and the page's listener go.
+/// that would send it is going), the timer goes and the wait entry is removed.
 pub fn end(inner: &Rc<RefCell<Inner>>) {
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return;
+    };
+    guard.waiting.active.set(false);
+    closing::leave(guard.waiting.entry.page_id);
     let Waiting {
         pending,
         timer,
-        on_pagehide,
+        entry,
         ..
-    } = match inner.try_borrow_mut() {
-        Ok(mut guard) => std::mem::take(&mut guard.waiting),
-        Err(_) => return,
-    };
+    } = std::mem::take(&mut guard.waiting);
+    if let Some(token) = &entry.token {
+        guard.store.keep_waits(token, &[]);
+    }
+    drop(guard);
     if let Some(timer) = timer {
         let _ = clear_timeout(&timer);
-    }
-    if let Some((page, listener)) = on_pagehide {
-        let _ =
-            page.remove_event_listener_with_callback("pagehide", listener.as_ref().unchecked_ref());
     }
     let outcome = WaitOutcome::aborted(&[], Vec::new());
     finish(

@@ -6,6 +6,9 @@ use superset_job_guard::web::is_guard_error;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+#[cfg(feature = "follow")]
+pub mod wait;
+
 /// A value an export returned: a `JsValue`, or a model's typed JS value.
 pub trait AsJs {
     fn as_js(&self) -> JsValue;
@@ -50,6 +53,13 @@ pub fn keys_of(ns: &str) -> Vec<String> {
         .collect();
     keys.sort();
     keys
+}
+
+/// The keys under `<ns>:` but the list of purged jobs (which a logout leaves: hashes of the
+/// jobs it purged, so that a late `202` of one is refused to the next session).
+pub fn keys_but_purged(ns: &str) -> Vec<String> {
+    let purged = format!("{ns}:v1:purged");
+    keys_of(ns).into_iter().filter(|k| *k != purged).collect()
 }
 
 /// Removes everything under `<ns>:` and returns `ns`: a fresh namespace for one test.

@@ -134,23 +134,33 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// gave a reading says 0: it dates nothing in the future.)
     fn expired(&self, record: &JobRecord) -> bool {
         let now = self.clock.now_ms();
-        now.saturating_sub(record.created_at) > self.ttl_ms
+        now >= self.expires_at(record)
             || (now > 0 && record.created_at > now.saturating_add(FUTURE_SKEW_MS))
     }
 
+    /// The first time (ms) at which `record` is older than the TTL.
+    pub fn expires_at(&self, record: &JobRecord) -> u64 {
+        record
+            .created_at
+            .saturating_add(self.ttl_ms)
+            .saturating_add(1)
+    }
+
     /// Removes every record that is not `owner`'s (every record without one; untrustworthy
-    /// ones go too); returns how many records it removed.
+    /// ones go too), and remembers them ([`purged`](super::purged)); returns how many records
+    /// it removed.
     pub(super) fn purge_except(&mut self, owner: Option<&Session>) -> usize {
-        let mut purged = 0;
+        let mut purged = Vec::new();
         for id in self.job_ids() {
             if let Ok(record) = self.load(&id) {
                 if !owner.is_some_and(|s| s.owns_record(&record)) {
                     self.storage.remove(&self.keys.job(&id));
-                    purged += 1;
+                    purged.push(record);
                 }
             }
         }
-        purged
+        self.remember_purged(&purged);
+        purged.len()
     }
 
     /// Keeps at most `max_jobs` records: terminal ones go first, then the oldest. The record

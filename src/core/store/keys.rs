@@ -1,5 +1,7 @@
-//! The storage keys: `<namespace>:v1:session` for the session marker and
-//! `<namespace>:v1:job:<job_id>` for each record. Everything under `<namespace>:` is the
+//! The storage keys: `<namespace>:v1:session` for the session marker,
+//! `<namespace>:v1:job:<job_id>` for each record, and the bookkeeping keys:
+//! `<namespace>:v1:purged` (the jobs purged when their session ended) and
+//! `<namespace>:v1:waits:<token>` (what a waiting guard awaits). Everything under `<namespace>:` is the
 //! guard's, whatever its schema version. (Joined with `concat`, not `format!`: the keys are
 //! made on a guard's first calls, and `core::fmt` is code the page would compile for them.)
 
@@ -19,6 +21,8 @@ pub(super) struct Keys {
     pub namespace: String,
     pub session: String,
     pub job_prefix: String,
+    pub purged: String,
+    pub waits_prefix: String,
 }
 
 impl Keys {
@@ -27,7 +31,13 @@ impl Keys {
             namespace: [namespace, ":"].concat(),
             session: session_key(namespace),
             job_prefix: [namespace, ":v1:job:"].concat(),
+            purged: [namespace, ":v1:purged"].concat(),
+            waits_prefix: [namespace, ":v1:waits:"].concat(),
         }
+    }
+
+    pub fn waits(&self, token: &str) -> String {
+        [self.waits_prefix.as_str(), token].concat()
     }
 
     pub fn job(&self, job_id: &str) -> String {

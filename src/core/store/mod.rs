@@ -1,7 +1,8 @@
 //! The job store: job records and the session marker, kept in a [`KeyValue`] storage.
 //!
 //! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
-//! one record each, as JSON. Nothing else is written. Every operation reads the session marker
+//! one record each, as JSON; besides them, the jobs purged when their session ended
+//! ([`purged`]) and what each waiting guard awaits ([`waits`]). Nothing else is written. Every operation reads the session marker
 //! from storage, so a logout or a user switch made by another tab sharing the storage is
 //! honoured at once. Stored values that cannot be trusted (unreadable, oversized, a reserved
 //! or mismatched job id, expired, another owner's) are treated as absent and removed, and
@@ -27,13 +28,25 @@ use super::storage::{from_json, to_json, KeyValue};
 mod cleanup;
 mod keys;
 mod parsed;
+mod purged;
 mod tasks;
 #[cfg(test)]
 mod tests;
+mod waits;
 
 use keys::Keys;
 pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
 use parsed::Parsed;
+pub use purged::MAX_PURGED;
+pub use waits::{is_wait_token, WAIT_ENTRY_TTL_MS, WAIT_REFRESH_MS};
+
+/// Why a job's record is not there for a waiter: it expired (`ttlSeconds`), or it went
+/// (removed, evicted, or no longer the session's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gone {
+    Expired,
+    Removed,
+}
 
 /// What a sign-in did.
 #[derive(Debug, PartialEq)]
@@ -64,6 +77,8 @@ pub struct JobStore<S, C> {
     session_read: Option<(String, Session)>,
     /// The records as last read or written, beside their texts.
     records: Parsed<JobRecord>,
+    /// The purged jobs' list as last read, beside its text.
+    purged_read: Option<(String, Vec<purged::Purged>)>,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -90,6 +105,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             session_read: None,
             // Every record a full store holds, and the tasks of other tabs' sessions beside.
             records: Parsed::new(options.max_jobs.saturating_add(16)),
+            purged_read: None,
         }
     }
 
@@ -166,7 +182,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// whether the stored session changed.
     pub fn sign_in(&mut self, session: Session) -> Result<SignIn, GuardError> {
         let previous = self.session();
-        let (session, purged) = match previous.clone() {
+        let purged = match previous.clone() {
             Some(current) if current.same_identity(&session) => {
                 let merged = Session {
                     user_id: session.user_id,
@@ -182,15 +198,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                         changed: false,
                     });
                 }
-                let purged = self.purge_except(Some(&merged));
-                (merged, purged)
+                // The session first: another tab hears it before the records go.
+                self.write_session(&merged)?;
+                self.purge_except(Some(&merged))
             }
             _ => {
                 self.tabs = Default::default();
-                (session, self.purge_except(None))
+                self.write_session(&session)?;
+                self.purge_except(None)
             }
         };
-        self.write_session(&session)?;
         Ok(SignIn {
             purged,
             previous,
@@ -199,27 +216,38 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Removes every key of the namespace (all schema versions) and Superset's
-    /// `last_async_event_id`. Returns how many job records were removed, and whether it removed
-    /// anything at all (a logout with nothing to remove changes nothing: a second logout).
-    /// Never fails: what the storage refuses to remove reads as absent here.
+    /// `last_async_event_id`, the session marker first (so that another tab hears the logout
+    /// before any record goes), and remembers the records it removed ([`purged`]). The
+    /// bookkeeping keys stay: the purged jobs' list, and other tabs' wait entries (which their
+    /// guards remove when their waits end). Returns how many job records were removed, and
+    /// whether it removed anything at all (a logout with nothing to remove changes nothing: a
+    /// second logout). Never fails: what the storage refuses to remove reads as absent here.
     pub fn sign_out(&mut self) -> (usize, bool) {
         // Removals refused before (already counted then): try them again.
         for key in self.storage.tombstones() {
             self.storage.remove(&key);
         }
         self.tabs = Default::default();
+        let mut removed = self.storage.get_text(&self.keys.session).is_some();
+        if removed {
+            self.storage.remove(&self.keys.session);
+        }
+        let mut records = Vec::new();
         let mut purged = 0;
-        let mut removed = false;
         for key in self.storage.keys() {
-            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
+            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY
+                || self.is_bookkeeping_key(&key)
+            {
                 continue;
             }
-            if key.starts_with(&self.keys.job_prefix) {
+            if let Some(id) = key.strip_prefix(self.keys.job_prefix.as_str()) {
                 purged += 1;
+                records.extend(self.load(id).ok());
             }
             self.storage.remove(&key);
             removed = true;
         }
+        self.remember_purged(&records);
         (purged, removed)
     }
 
@@ -234,6 +262,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     pub fn record_job(&mut self, meta: JobMetadata) -> Result<JobRecord, GuardError> {
         let mut session = self.session().ok_or(GuardError::NoSession)?;
         if meta.user_id != session.user_id {
+            return Err(GuardError::NotJobOwner {
+                job_id: meta.job_id.into(),
+            });
+        }
+        if self.was_purged(&meta.job_id) {
             return Err(GuardError::NotJobOwner {
                 job_id: meta.job_id.into(),
             });
@@ -339,6 +372,24 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let session = self.session()?;
         let id = self.record_id(job_id);
         self.load_owned(&id, &session)
+    }
+
+    /// The session's record of `job_id` (a record's id) for a waiter, with the first time at
+    /// which it expires; or why there is none: it expired, or it went.
+    pub fn awaited(&mut self, job_id: &str) -> Result<(JobRecord, u64), Gone> {
+        let session = self.session().ok_or(Gone::Removed)?;
+        if self.tabs.has_left(job_id) {
+            return Err(Gone::Removed);
+        }
+        match self.load(job_id) {
+            Ok(record) if session.owns_record(&record) => {
+                let expires_at = self.expires_at(&record);
+                Ok((record, expires_at))
+            }
+            Ok(_) => Err(Gone::Removed),
+            Err(cleanup::Rejected::Expired) => Err(Gone::Expired),
+            Err(_) => Err(Gone::Removed),
+        }
     }
 
     /// The session's records, oldest first (ties by job id).

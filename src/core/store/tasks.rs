@@ -73,6 +73,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let tab = submission.tab_id;
         let mut records = Vec::with_capacity(submission.task_ids.len());
         for task_id in submission.task_ids {
+            if self.was_purged(&task_id) {
+                return Err(GuardError::NotJobOwner {
+                    job_id: task_id.into(),
+                });
+            }
             let mut record = match self.load(&task_id) {
                 Ok(r) if r.is_task() && session.owns_record(&r) => r,
                 _ => JobRecord::task(task_id, session.user_id.clone(), None, now),

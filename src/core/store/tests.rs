@@ -65,6 +65,7 @@ fn job_key(job: &str) -> String {
 }
 
 const SESSION_KEY: &str = "superset-job-guard:v1:session";
+const PURGED_KEY: &str = "superset-job-guard:v1:purged";
 
 #[test]
 fn records_a_job_under_documented_keys() {
@@ -169,7 +170,8 @@ fn the_seeds_bug_logout_then_login_as_another_user() {
     s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
         .unwrap();
     assert_eq!(s.logout(), 1);
-    assert!(shared.all_keys().is_empty());
+    // Only the list of purged jobs stays (the job is remembered for its record's TTL).
+    assert_eq!(shared.all_keys(), [PURGED_KEY]);
     s.login(login(json!("2"), None)).unwrap();
     assert_eq!(s.job("a-job"), None);
     assert_eq!(
@@ -217,7 +219,9 @@ fn login_as_another_user_without_logout_purges_everything() {
         "the session before"
     );
     assert!(s.jobs().is_empty());
-    assert_eq!(shared.all_keys(), [SESSION_KEY]);
+    let mut keys = shared.all_keys();
+    keys.sort();
+    assert_eq!(keys, [PURGED_KEY, SESSION_KEY]);
     assert_eq!(s.session(), Some(login(json!("2"), None)));
     assert_eq!(
         s.check_cancel("a1").refusal(),
@@ -548,9 +552,17 @@ fn logout_clears_the_namespace_and_supersets_last_event_id_only() {
     assert_eq!(s.logout(), 3, "j1, j2 and the broken v1 record");
     let mut keys = shared.all_keys();
     keys.sort();
-    assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
+    assert_eq!(
+        keys,
+        [
+            "superset-job-guard-other:v1:session",
+            PURGED_KEY,
+            "unrelated"
+        ]
+    );
     assert_eq!(s.session(), None);
     assert_eq!(s.logout(), 0, "a second logout is harmless");
+    assert_eq!(s.sign_out(), (0, false), "and removes nothing");
     assert_eq!(
         s.check_cancel("j1").refusal(),
         Some(CancelRefusal::NoSession)
@@ -1397,4 +1409,202 @@ fn a_failed_tasks_reason_read_back_is_kept_with_its_record() {
     // Another user's task is not this session's to annotate.
     b.login(login(json!(2), None)).unwrap();
     assert!(b.keep_task_error(TA, "x").is_none());
+}
+
+/// Records every removal and write the storage is asked for, in order (what another tab's
+/// `storage` events would carry).
+#[derive(Clone, Default)]
+struct Logged {
+    inner: Shared,
+    log: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+}
+
+impl KeyValue for Logged {
+    fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.inner.get_text(key)
+    }
+    fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
+        self.log.borrow_mut().push(format!("set {key}"));
+        self.inner.set(key, value)
+    }
+    fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        self.log.borrow_mut().push(format!("remove {key}"));
+        self.inner.remove(key)
+    }
+    fn keys(&self) -> Result<Vec<String>, StorageError> {
+        self.inner.keys()
+    }
+}
+
+#[test]
+fn the_session_changes_before_any_record_goes_on_logout_and_on_a_switch() {
+    let clock = ManualClock::at(T0);
+    let storage = Logged::default();
+    let log = storage.log.clone();
+    let mut s = JobStore::new(storage, clock.clone(), &GuardOptions::default());
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j1", json!("1"), "c", "running"))
+        .unwrap();
+    s.record_job(meta("j2", json!("1"), "c", "running"))
+        .unwrap();
+    let first_change = |log: &[String]| {
+        log.iter().position(|l| l.ends_with(SESSION_KEY)).unwrap()
+            < log.iter().position(|l| l.contains(":v1:job:")).unwrap()
+    };
+    log.borrow_mut().clear();
+    s.sign_in(login(json!("2"), None)).unwrap();
+    assert!(first_change(&log.borrow()), "{:?}", log.borrow());
+    s.record_job(meta("k1", json!("2"), "c", "running"))
+        .unwrap();
+    log.borrow_mut().clear();
+    s.logout();
+    assert!(first_change(&log.borrow()), "{:?}", log.borrow());
+}
+
+#[test]
+fn a_job_purged_when_its_session_ended_is_refused_to_every_later_session_until_its_ttl_ends() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    clock.advance(1_000);
+    // Another tab signs user 2 in: user 1's task goes, and is remembered there for this tab too.
+    let mut other = tab(&shared, &clock);
+    assert_eq!(other.sign_in(login(json!("2"), None)).unwrap().purged, 1);
+    // User 1's late 202 reaches this tab, now user 2's: refused, nothing stored.
+    let late = s.record_tasks(tasks(json!({"task_ids": [TA.to_uppercase()]})));
+    assert_eq!(late.unwrap_err().code(), "not_job_owner");
+    assert_eq!(s.job(TA), None);
+    // Another task of the new session is recorded as ever.
+    assert_eq!(
+        s.record_tasks(tasks(json!({"task_ids": [TB]})))
+            .unwrap()
+            .len(),
+        1
+    );
+    // The same user signing in again is a new session: nothing of the old one is handed to it.
+    s.logout();
+    s.login(login(json!("1"), None)).unwrap();
+    assert!(s.record_tasks(tasks(json!({"task_ids": [TA]}))).is_err());
+    // Remembered until the record would have expired (created at T0, one hour), no longer.
+    clock.set(T0 + GuardOptions::default().ttl_ms + 1);
+    assert!(s.record_tasks(tasks(json!({"task_ids": [TA]}))).is_ok());
+    // The list names no job and no user in the clear.
+    let list = shared.value(PURGED_KEY).unwrap();
+    assert!(!list.contains(TB) && !list.contains("\"1\""), "{list}");
+}
+
+#[test]
+fn an_async_job_purged_at_logout_is_refused_after_a_sign_in_as_another_guest() {
+    // A guest session has no user: metadata with `user_id: null` would match any guest.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    let guest =
+        |key: &str| Session::from_login(Json(&json!({"userId": null, "guestKey": key}))).unwrap();
+    s.login(guest("g-1")).unwrap();
+    s.record_job(meta("j", json!(null), "c", "running"))
+        .unwrap();
+    s.logout();
+    s.login(guest("g-2")).unwrap();
+    let late = s.record_job(meta("j", json!(null), "c", "running"));
+    assert_eq!(late.unwrap_err().code(), "not_job_owner");
+}
+
+#[test]
+fn the_purged_list_is_bounded_and_an_unreadable_one_reads_as_empty() {
+    let (shared, clock) = setup();
+    let mut s = tab_with(
+        &shared,
+        &clock,
+        GuardOptions {
+            max_jobs: 1_000,
+            ..GuardOptions::default()
+        },
+    );
+    s.login(login(json!("1"), None)).unwrap();
+    for i in 0..MAX_PURGED + 10 {
+        clock.advance(1);
+        s.record_job(meta(&format!("j{i}"), json!("1"), "c", "running"))
+            .unwrap();
+    }
+    s.logout();
+    let list: Vec<Value> = serde_json::from_str(&shared.value(PURGED_KEY).unwrap()).unwrap();
+    assert_eq!(list.len(), MAX_PURGED);
+    // The oldest (soonest to expire) went first: j0 may be recorded again, j400 may not.
+    shared.put(PURGED_KEY, &serde_json::to_string(&list).unwrap());
+    s.login(login(json!("2"), None)).unwrap();
+    assert!(s.record_job(meta("j0", json!("2"), "c", "running")).is_ok());
+    let last = format!("j{}", MAX_PURGED + 9);
+    assert!(s
+        .record_job(meta(&last, json!("2"), "c", "running"))
+        .is_err());
+    // An unreadable list reads as empty.
+    shared.put(PURGED_KEY, "{not json");
+    assert!(s
+        .record_job(meta(&last, json!("2"), "c", "running"))
+        .is_ok());
+}
+
+#[test]
+fn a_waiter_reads_why_a_record_is_not_there() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_job(meta("j", json!("1"), "c", "running")).unwrap();
+    let ttl = GuardOptions::default().ttl_ms;
+    let (record, expires_at) = s.awaited("j").unwrap();
+    assert_eq!((&*record.job_id, expires_at), ("j", T0 + ttl + 1));
+    clock.set(T0 + ttl);
+    assert!(s.awaited("j").is_ok(), "not yet");
+    clock.set(T0 + ttl + 1);
+    assert_eq!(s.awaited("j").unwrap_err(), Gone::Expired);
+    assert_eq!(s.awaited("j").unwrap_err(), Gone::Removed, "then gone");
+    assert_eq!(s.awaited("never").unwrap_err(), Gone::Removed);
+}
+
+#[test]
+fn tabs_wait_entries_are_read_by_others_until_their_ttl_and_change_no_record() {
+    let (shared, clock) = setup();
+    let mut a = tab(&shared, &clock);
+    let mut b = tab(&shared, &clock);
+    a.login(login(json!("1"), None)).unwrap();
+    a.keep_waits("page-a-1", &["j1".to_owned(), "j2".to_owned()]);
+    b.keep_waits("page-b-1", &["j3".to_owned()]);
+    b.keep_waits("bad token!", &["j9".to_owned()]);
+    a.keep_waits("page-a-2", &["j4".to_owned()]);
+    assert_eq!(b.awaited_elsewhere("page-b"), ["j1", "j2", "j4"]);
+    assert_eq!(
+        a.awaited_elsewhere("page-a"),
+        ["j3"],
+        "the page's own guards are not elsewhere"
+    );
+    a.keep_waits("page-a-2", &[]);
+    let key = "superset-job-guard:v1:waits:page-a-1";
+    assert!(a.is_bookkeeping_key(key) && a.is_bookkeeping_key(PURGED_KEY));
+    assert!(!a.is_bookkeeping_key(SESSION_KEY) && !a.is_bookkeeping_key(&job_key("j1")));
+    assert!(a.jobs().is_empty(), "an entry is no record");
+    // A logout keeps other tabs' entries (their guards remove them as their waits end).
+    b.logout();
+    assert!(shared.value(key).is_some());
+    // Past its TTL an entry is not believed, and the reader removes it.
+    clock.advance(WAIT_ENTRY_TTL_MS);
+    assert!(b.awaited_elsewhere("page-b").is_empty());
+    assert_eq!(shared.value(key), None);
+    // Nothing awaited removes the entry; a refreshed one is believed again.
+    b.keep_waits("page-b-1", &[]);
+    assert_eq!(shared.value("superset-job-guard:v1:waits:page-b-1"), None);
+    a.keep_waits("page-a-1", &["j1".to_owned()]);
+    assert_eq!(b.awaited_elsewhere("page-b"), ["j1"]);
+    shared.put("superset-job-guard:v1:waits:junk", "[1");
+    assert_eq!(b.awaited_elsewhere("page-b"), ["j1"]);
+    assert_eq!(shared.value("superset-job-guard:v1:waits:junk"), None);
+    // A guard whose storage is its own memory keeps none and reads none.
+    let mut private = JobStore::private(
+        Shared::default(),
+        None,
+        clock.clone(),
+        &GuardOptions::default(),
+    );
+    private.keep_waits("page-p-1", &["j1".to_owned()]);
+    assert!(private.awaited_elsewhere("page-q").is_empty());
 }

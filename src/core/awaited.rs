@@ -1,0 +1,131 @@
+//! Who else awaits a job, and so what an abort or the page's end may cancel, decided for the
+//! whole browser: every waiter of every guard of this page, and the jobs other tabs' waiters
+//! await (their wait entries in storage, [`store::waits`](super::store)). A job some other
+//! waiter awaits runs on for it. Pure: the shell gathers the guards and the entries, and sends
+//! what these rules name.
+
+use super::waiters::Waiters;
+
+/// One guard of the page, as the decision sees it.
+#[derive(Clone, Copy)]
+pub struct GuardWaits<'a> {
+    pub waiters: &'a Waiters,
+    /// The jobs whose `cancel()` this guard has in flight.
+    pub cancelling: &'a [String],
+}
+
+impl GuardWaits<'_> {
+    fn cancelling(&self, job: &str) -> bool {
+        self.cancelling.iter().any(|j| j == job)
+    }
+}
+
+/// What an abort cancels: of `alone` (the aborted waiter's jobs that no other waiter of its own
+/// guard awaits), those that no waiter of the page's `others` guards awaits, that no other tab
+/// awaits (`elsewhere`), and whose cancel no other guard has in flight.
+pub fn after_abort(alone: Vec<String>, others: &[GuardWaits], elsewhere: &[String]) -> Vec<String> {
+    alone
+        .into_iter()
+        .filter(|job| {
+            !elsewhere.contains(job)
+                && !others
+                    .iter()
+                    .any(|g| g.waiters.awaits(job) || g.cancelling(job))
+        })
+        .collect()
+}
+
+/// What the page's end cancels, as `(index of the guard that sends it, job)`, each job once:
+/// every job that a waiter with `cancelOnClose` awaits, unless a waiter of the page without it
+/// awaits it too, another tab awaits it (`elsewhere`), or a guard of the page has its cancel in
+/// flight. It is sent by the first guard whose waiters would cancel it and that `may_cancel`
+/// it (the session's ownership check).
+pub fn at_page_end(
+    guards: &[GuardWaits],
+    elsewhere: &[String],
+    mut may_cancel: impl FnMut(usize, &str) -> bool,
+) -> Vec<(usize, String)> {
+    let mut sent: Vec<(usize, String)> = Vec::new();
+    for (at, guard) in guards.iter().enumerate() {
+        for job in guard.waiters.jobs(true) {
+            let decided = sent.iter().any(|(_, j)| *j == job);
+            if decided
+                || elsewhere.contains(&job)
+                || guards
+                    .iter()
+                    .any(|g| g.waiters.keeps(&job) || g.cancelling(&job))
+                || !may_cancel(at, &job)
+            {
+                continue;
+            }
+            sent.push((at, job));
+        }
+    }
+    sent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::quiet::Json;
+    use crate::core::session::Session;
+    use serde_json::json;
+
+    fn waiters(list: &[(&[&str], bool)]) -> Waiters {
+        let owner = Session::from_login(Json(&json!({"userId": 1}))).unwrap();
+        let mut w = Waiters::default();
+        for (jobs, on_close) in list {
+            let jobs = jobs.iter().map(|j| j.to_string()).collect();
+            w.add(jobs, 600_000, 0, *on_close, owner.clone());
+        }
+        w
+    }
+
+    fn view<'a>(waiters: &'a Waiters, cancelling: &'a [String]) -> GuardWaits<'a> {
+        GuardWaits {
+            waiters,
+            cancelling,
+        }
+    }
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_abort_leaves_what_another_guard_or_tab_awaits_or_is_cancelling() {
+        let b = waiters(&[(&["j2"], false)]);
+        let c = waiters(&[]);
+        let in_flight = strings(&["j3"]);
+        let others = [view(&b, &[]), view(&c, &in_flight)];
+        let cancelled = after_abort(
+            strings(&["j1", "j2", "j3", "j4"]),
+            &others,
+            &strings(&["j4"]),
+        );
+        assert_eq!(cancelled, ["j1"]);
+    }
+
+    #[test]
+    fn the_pages_end_cancels_each_job_once_and_none_another_waiter_keeps() {
+        let a = waiters(&[(&["j1", "j2", "j5"], true)]);
+        let b = waiters(&[(&["j1", "j3"], true), (&["j2"], false)]);
+        let c = waiters(&[(&["j4", "j6"], true)]);
+        let in_flight = strings(&["j6"]);
+        let guards = [view(&a, &[]), view(&b, &[]), view(&c, &in_flight)];
+        let sent = at_page_end(&guards, &strings(&["j5"]), |_, _| true);
+        assert_eq!(
+            sent,
+            [
+                (0, "j1".to_owned()),
+                (1, "j3".to_owned()),
+                (2, "j4".to_owned())
+            ],
+            "j1 once; j2 kept by a cancelOnClose: false waiter; j5 awaited in another tab; \
+             j6's cancel in flight"
+        );
+        // A guard that may not cancel a job (not its session's) leaves it to the next.
+        let sent = at_page_end(&guards, &[], |at, job| !(at == 0 && job == "j1"));
+        assert!(sent.contains(&(1, "j1".to_owned())));
+    }
+}
