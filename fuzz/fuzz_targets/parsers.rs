@@ -3,8 +3,10 @@
 //! events, the options and login objects, the task framework's 202 bodies, status messages and
 //! status changes, the contract option, cancel answers' bodies and the status read after a
 //! task's 422 (any JSON, through the same serde readers the JS boundary uses, and as text
-//! within the body limits), and Retry-After headers. None may panic; what one accepts must be valid and
-//! must round-trip. (Numbers inside a record's `errors` are parsed as serde_json parses floats
+//! within the body limits), and Retry-After headers; and, as `applyEvent`, `follow()` and `waitFor`
+//! read them, events and status-change answers from their text (lone surrogates mended as
+//! `JSON.parse` reads them), `waitFor`'s input and options. None may panic; what one accepts must
+//! be valid and must round-trip, and the one-pass and two-pass readings of a text answer alike. (Numbers inside a record's `errors` are parsed as serde_json parses floats
 //! by default, which may move one by its last bit: there the round trip checks that every
 //! entry is still there, not each number's last bit.)
 #![no_main]
@@ -14,6 +16,11 @@ use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, i
 use superset_job_guard::core::model::{JobMetadata, JobRecord, RecordKind};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::endpoints::{read_status, read_task_error};
+use superset_job_guard::core::follow::ChangesPage;
+use superset_job_guard::core::quiet::{self, Json};
+use superset_job_guard::core::straight;
+use superset_job_guard::core::surrogates::mend;
+use superset_job_guard::core::waiters::{read_input, WaitInput, WaitSettings, MAX_JOBS_PER_WAITER};
 use superset_job_guard::core::pages::EventPage;
 use superset_job_guard::core::response::{classify, Contract, Reply};
 use superset_job_guard::core::retry::{parse_http_date, parse_retry_after};
@@ -97,6 +104,48 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut json = serde_json::Deserializer::from_str(text);
     let _ = JobMetadata::read(&mut json);
+
+    // Lone surrogates: text serde_json reads is left as it is; mending is done once.
+    let mended = mend(text);
+    if serde_json::from_str::<serde_json::Value>(text).is_ok() {
+        assert_eq!(mended, text);
+    }
+    assert_eq!(mend(&mended), mended);
+    // An event as `applyEvent` reads it (straight from its text where that answers as the two
+    // passes do), and a status-change answer as `follow()` reads it.
+    let event = straight::read(text, |d| JobMetadata::read_event(d), |_| {
+        superset_job_guard::core::error::GuardError::InvalidJob(String::new())
+    });
+    if let Ok(parsed) = quiet::parse(text) {
+        let two_pass = JobMetadata::read_event(Json(&parsed));
+        assert_eq!(event.is_ok(), two_pass.is_ok());
+        if let (Ok(Some(a)), Ok(Some(b))) = (&event, &two_pass) {
+            assert_eq!(a.job_id, b.job_id);
+            assert_eq!(a.status, b.status);
+        }
+        if let Ok(page) = ChangesPage::read_with(|| Json(&parsed)) {
+            assert!(page.changes.iter().all(|c| canonical(&c.task_id)));
+        }
+        // waitFor's first argument and its options.
+        match read_input(&parsed) {
+            Ok(WaitInput::Ids(ids)) => {
+                assert!(!ids.is_empty() && ids.len() <= MAX_JOBS_PER_WAITER);
+            }
+            Ok(WaitInput::Tasks(submission)) => {
+                assert!(submission.task_ids.iter().all(|id| canonical(id)));
+            }
+            Ok(WaitInput::Job(meta)) => assert!(is_valid_id(&meta.job_id)),
+            Err(_) => {}
+        }
+        if let Ok(settings) = WaitSettings::read(Json(&parsed), true) {
+            assert!((1..=86_400_000).contains(&settings.stale_ms));
+        }
+    } else {
+        assert!(event.is_err());
+    }
+    if let Ok(Some(event)) = event {
+        assert!(is_valid_id(&event.job_id) && is_valid_id(&event.channel_id));
+    }
     let _ = parse_retry_after(text, 1_700_000_000_000);
     let _ = parse_http_date(text);
 });

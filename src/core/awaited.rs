@@ -4,7 +4,33 @@
 //! waiter awaits runs on for it. Pure: the shell gathers the guards and the entries, and sends
 //! what these rules name.
 
+use super::store::WAIT_REFRESH_MS;
 use super::waiters::Waiters;
+
+/// A guard's wait entry as it last wrote it ([`store::waits`](super::store)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntryState {
+    /// The jobs it last listed.
+    pub jobs: Vec<String>,
+    /// When it is written again while anything waits.
+    pub refresh_at: u64,
+    /// The page ended: the entry was removed, and is not written again.
+    pub closed: bool,
+}
+
+impl EntryState {
+    /// The jobs to write now (`jobs`: what the guard's waiters await), if the entry is due:
+    /// they changed, or its refresh came while anything waits; never once the page ended.
+    pub fn due(&mut self, jobs: Vec<String>, now: u64) -> Option<Vec<String>> {
+        let due = jobs != self.jobs || (!jobs.is_empty() && now >= self.refresh_at);
+        if !due || self.closed {
+            return None;
+        }
+        self.jobs.clone_from(&jobs);
+        self.refresh_at = now.saturating_add(WAIT_REFRESH_MS);
+        Some(jobs)
+    }
+}
 
 /// One guard of the page, as the decision sees it.
 #[derive(Clone, Copy)]
@@ -90,6 +116,33 @@ mod tests {
 
     fn strings(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_entry_is_written_when_what_is_awaited_changes_or_its_refresh_comes() {
+        let mut entry = EntryState::default();
+        assert_eq!(entry.due(strings(&["j1"]), 10), Some(strings(&["j1"])));
+        assert_eq!(entry.due(strings(&["j1"]), 11), None);
+        assert_eq!(
+            entry.due(strings(&["j1"]), 10 + WAIT_REFRESH_MS),
+            Some(strings(&["j1"]))
+        );
+        assert_eq!(
+            entry.due(Vec::new(), 20 + WAIT_REFRESH_MS),
+            Some(Vec::new()),
+            "removed"
+        );
+        assert_eq!(
+            entry.due(Vec::new(), 30 + 3 * WAIT_REFRESH_MS),
+            None,
+            "nothing to refresh"
+        );
+        entry.closed = true;
+        assert_eq!(
+            entry.due(strings(&["j2"]), 40 + 3 * WAIT_REFRESH_MS),
+            None,
+            "the page ended"
+        );
     }
 
     #[test]

@@ -206,7 +206,7 @@ fn close() {
             if let Some(token) = &g.waiting.entry.token {
                 g.store.keep_waits(token, &[]);
             }
-            g.waiting.entry.closed = true;
+            g.waiting.entry.state.closed = true;
         }
     }
     let global = js_sys::global();

@@ -9,6 +9,7 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use crate::core::awaited::EntryState;
 use crate::core::waiters::Waiters;
 
 /// One waiter's promise: its `resolve`, and the abort listener on its signal.
@@ -25,13 +26,8 @@ pub(super) struct Entry {
     pub(super) page_id: u32,
     /// Its token (`<page>-<guard>`), made at the first wait.
     pub(super) token: Option<String>,
-    /// The jobs it last listed.
-    pub(super) jobs: Vec<String>,
-    /// When it is written again while anything waits.
-    pub(super) refresh_at: u64,
-    /// The page ended (`pagehide` not into the back/forward cache): the entry was removed and
-    /// is not written again.
-    pub(super) closed: bool,
+    /// What it last wrote, and when it writes again.
+    pub(super) state: EntryState,
 }
 
 /// The guard's waiters and what keeps them fed.

@@ -30,7 +30,6 @@ use super::wait_input::{self, admit_all, hearing_of, read_options, WaitOptions};
 use super::wait_state::{Pending, Waiting};
 use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
-use crate::core::store::WAIT_REFRESH_MS;
 use crate::core::tabs::{Change, Source};
 use crate::core::waiters::{Hearing, Refused, WaitInput, WaitOutcome, WaitRefusal};
 
@@ -227,16 +226,12 @@ fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
     let waiting = &mut guard.waiting;
     let waits = !waiting.rules.is_empty();
     waiting.active.set(waits);
-    let jobs = waiting.rules.jobs(false);
-    let due = jobs != waiting.entry.jobs || (waits && now >= waiting.entry.refresh_at);
-    if due && !waiting.entry.closed {
+    if let Some(jobs) = waiting.entry.state.due(waiting.rules.jobs(false), now) {
         let token = waiting
             .entry
             .token
             .get_or_insert_with(|| closing::token_of(waiting.entry.page_id));
         guard.store.keep_waits(token, &jobs);
-        waiting.entry.jobs = jobs;
-        waiting.entry.refresh_at = now.saturating_add(WAIT_REFRESH_MS);
     }
     if let Some(timer) = waiting.timer.take() {
         let _ = clear_timeout(&timer);
@@ -245,8 +240,8 @@ fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
         let deadline = waiting
             .rules
             .next_deadline()
-            .map_or(waiting.entry.refresh_at, |d| {
-                d.min(waiting.entry.refresh_at)
+            .map_or(waiting.entry.state.refresh_at, |d| {
+                d.min(waiting.entry.state.refresh_at)
             });
         let on_timer = waiting.on_timer.get_or_insert_with(|| {
             let me = me.clone();
