@@ -579,7 +579,7 @@ export type CancelRefusalReason = "no_session" | "unknown_job" | "not_job_owner"
 /**
  * Why a `waitFor` was refused.
  */
-export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "invalid_input";
+export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "invalid_input" | "user_changed" | "unauthenticated" | "expired" | "removed";
 
 /**
  * Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
@@ -635,8 +635,11 @@ export class JobGuard {
     /**
      * Keeps the session's records current from Superset's event stream (the guard's
      * `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
-     * Polls only while the session has a record that has not ended; stops on `stop()`, and
-     * waits for the next `login` after a 401. Returns `stop`. Throws `invalid_options`.
+     * Polls only while the session has a record that has not ended, and waits for the next
+     * `login` after a 401. Each call is a holder: polling goes on while any holder holds it
+     * (another `follow()`, a provider's, `waitFor`'s waiters), with the cadence of the latest
+     * call that gave options. Returns `stop`, which lets this holder go (a second call is
+     * harmless). Throws `invalid_options`.
      */
     follow(options?: FollowOptions): () => void;
     /**
