@@ -61,7 +61,7 @@ function assertCancelled(app, contract, id, tabId) {
   // 200: the CSRF token was right (the server answers 400 without it) and the session owns it.
   assert.equal(sent[0].status, 200);
   if (contract === "task") {
-    assert.deepEqual(sent[0].body, { tab_id: tabId }, "the tab id recorded at submit");
+    assert.deepEqual(sent[0].body, tabId === null ? {} : { tab_id: tabId }, "the tab id recorded at submit");
     assert.equal(app.state.tasks.get(id).status, "aborted");
   } else {
     assert.equal(app.state.registry.has(id), false, "the server's job is gone");
@@ -313,6 +313,62 @@ for (const contract of CONTRACTS) {
     await until(() => app.cancelRequests(job).length > 0, "the cancel of a page not kept");
     await sleep(500);
     assertCancelled(app, contract, job, tabId);
+  });
+
+  test(`${contract}: two tabs await one job: the first tab's close sends nothing, the last one's cancels it`, async (t) => {
+    const { url, app } = await serve(t, contract);
+    const ctx = await context(t);
+    const first = await open(browser, url, ctx);
+    await signIn(first, "1");
+    const tabId = await first.evaluate(() => window.tabId);
+    const [job] = ids((await runQuery(first)).jobIds);
+    const second = await open(browser, url, ctx);
+    await second.waitForSelector("body[data-signed-in=true]");
+    // The second tab awaits the same job (by its id: the records are the origin's).
+    await second.evaluate((id) => {
+      window.outcome = null;
+      window.dashboard.guard.waitFor(id).then((o) => (window.outcome = o));
+    }, job);
+    // Its wait entry is in storage before the first tab goes.
+    await second.waitForFunction(() =>
+      Object.keys(localStorage).some((k) => k.includes(":v1:waits:") && localStorage.getItem(k).includes("jobs")),
+    );
+    await first.close({ runBeforeUnload: true });
+    await sleep(1500);
+    assert.equal(app.cancelRequests(job).length, 0, "the second tab still awaits it");
+    assert.equal(await second.evaluate(() => window.outcome), null, "and still waits");
+
+    await second.close({ runBeforeUnload: true });
+    await until(() => app.cancelRequests(job).length > 0, "the last tab's keepalive cancel");
+    await sleep(500);
+    // The second tab did not submit the task: it knows no tab id of its own for it, and its
+    // cancel carries none (Superset then cancels it for the user, whose last waiter it was).
+    assertCancelled(app, contract, job, null);
+    assert.ok(tabId);
+  });
+
+  test(`${contract}: another tab's logout settles a wait no_session, and a user switch user_changed`, async (t) => {
+    const { url, app } = await serve(t, contract);
+    const ctx = await context(t);
+    const waiting = await open(browser, url, ctx);
+    await signIn(waiting, "1");
+    const { seq } = await runQuery(waiting);
+    const other = await open(browser, url, ctx);
+    await other.waitForSelector("body[data-signed-in=true]");
+    // The guard's own logout (the server's session stays, so no 401 can come first).
+    await other.evaluate(() => window.dashboard.guard.logout());
+    const outcome = await settled(waiting, seq, 5_000);
+    assert.equal(outcome.outcome, "refused", outcome.text);
+    assert.equal(outcome.reason, "no_session", outcome.text);
+
+    await signIn(other, "1");
+    await waiting.waitForSelector("body[data-signed-in=true]");
+    const next = await runQuery(waiting);
+    await other.evaluate(() => window.dashboard.guard.login({ userId: 2 }));
+    const switched = await settled(waiting, next.seq, 5_000);
+    assert.equal(switched.reason, "user_changed", switched.text);
+    assert.deepEqual(app.cancelRequests(), [], "nothing sent for either");
+    assert.deepEqual([...waiting.errors, ...other.errors], []);
   });
 
   for (const follow of ["app", "waitFor"]) {

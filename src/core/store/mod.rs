@@ -266,7 +266,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 job_id: meta.job_id.into(),
             });
         }
-        if self.was_purged(&meta.job_id) {
+        if self.purged_from_another(&meta.job_id, &session) {
             return Err(GuardError::NotJobOwner {
                 job_id: meta.job_id.into(),
             });

@@ -5,33 +5,48 @@
 //!
 //! A task's `202` body names no user, so a body that arrives after its session ended (a request
 //! sent before the logout, answered after it) would otherwise be recorded for whoever is signed
-//! in now. With this list a purged job is refused to every later session (`not_job_owner`),
-//! with nothing sent: nothing of a previous session is handed to the next one, the same user
-//! signing in again included. The list keeps no id in the clear: each job is a 64-bit FNV-1a
-//! hash of its record's id, and nothing names its owner, so what a logout leaves in storage
-//! says nothing about who was signed in.
+//! in now. With this list a purged job is refused to a later session of another user or guest
+//! (`not_job_owner`), with nothing sent. The same user or guest signing in again may record it:
+//! on the task framework Superset gives one task to every identical query (its `task_key` is the
+//! query's cache key), so the same user's dashboard run again names the same task, and it is
+//! theirs on the server. The list keeps nothing in the clear: a job is a 64-bit FNV-1a hash of
+//! its record's id and its owner a hash of the user or guest, so what a logout leaves in
+//! storage names neither.
 
 use serde::{Deserialize, Serialize};
 
 use super::super::clock::Clock;
+use super::super::ids::{GuestKey, UserId};
 use super::super::model::JobRecord;
+use super::super::session::Session;
 use super::super::storage::{from_json, KeyValue};
 use super::JobStore;
 
 /// The most purged jobs remembered (the soonest to expire go first).
 pub const MAX_PURGED: usize = 400;
 
-/// A purged job: the hash of its record's id ([`hash`]), and until when it is remembered (ms).
+/// A purged job: the hashes of its record's id and of its owner ([`hash`], [`owner`]), and
+/// until when it is remembered (ms).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct Purged {
     job: String,
+    owner: String,
     until: u64,
 }
 
-/// A record's id as the list keeps it: its 64-bit FNV-1a hash, in hex.
-fn hash(job_id: &str) -> String {
+/// A user or guest as the list keeps it: the hash of `u:<user id>`, `g:<guest key>` or `-`.
+fn owner(user_id: Option<&UserId>, guest_key: Option<&GuestKey>) -> String {
+    match (user_id, guest_key) {
+        (Some(user), _) => hash(&["u:", user].concat()),
+        (None, Some(guest)) => hash(&["g:", guest].concat()),
+        (None, None) => hash("-"),
+    }
+}
+
+/// A text as the list keeps it: its 64-bit FNV-1a hash, in hex.
+fn hash(text: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in job_id.bytes() {
+    for b in text.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -71,7 +86,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         for (record, job) in records.iter().zip(hashes) {
             let until = self.expires_at(record);
             if until > now {
-                list.push(Purged { job, until });
+                let owner = owner(record.user_id.as_ref(), record.guest_key.as_ref());
+                list.push(Purged { job, owner, until });
             }
         }
         if list.len() > MAX_PURGED {
@@ -82,14 +98,16 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.put(&key, &list, None);
     }
 
-    /// Whether `job_id` (a record's id) was purged when its session ended, and is remembered
-    /// still.
-    pub(super) fn was_purged(&mut self, job_id: &str) -> bool {
+    /// Whether `job_id` (a record's id) was purged from another user or guest than
+    /// `session`'s when its session ended, and is remembered still.
+    pub(super) fn purged_from_another(&mut self, job_id: &str, session: &Session) -> bool {
         let list = self.purged();
         if list.is_empty() {
             return false;
         }
         let (now, job) = (self.clock.now_ms(), hash(job_id));
-        list.iter().any(|p| p.job == job && p.until > now)
+        let me = owner(session.user_id.as_ref(), session.guest_key.as_ref());
+        list.iter()
+            .any(|p| p.job == job && p.until > now && p.owner != me)
     }
 }

@@ -73,7 +73,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let tab = submission.tab_id;
         let mut records = Vec::with_capacity(submission.task_ids.len());
         for task_id in submission.task_ids {
-            if self.was_purged(&task_id) {
+            if self.purged_from_another(&task_id, &session) {
                 return Err(GuardError::NotJobOwner {
                     job_id: task_id.into(),
                 });
