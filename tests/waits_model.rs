@@ -32,7 +32,8 @@ use superset_job_guard::core::quiet::Json;
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::store::JobStore;
 use superset_job_guard::core::task::{StatusChange, Submission};
-use superset_job_guard::core::waiters::{admit, can_hear, Hearing, Waiters, MISSING_GRACE_MS};
+use superset_job_guard::core::wait_input::admit;
+use superset_job_guard::core::waiters::{can_hear, Hearing, Waiters, MISSING_GRACE_MS};
 
 const TABS: usize = 3;
 const GUARDS: usize = 2;

@@ -30,6 +30,7 @@
 //! - [`tabs`]: the tabs' protocol: changes, channel messages, `storage` events
 //! - [`awaited`]: who else awaits a job: what an abort or the page's end may cancel, for the
 //!   whole browser
+//! - [`wait_input`]: what `waitFor` is given (input, options) and each job's admission
 //! - [`waiters`]: `waitFor`'s rules: the page's waiters, how each settles, what an abort cancels
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
@@ -66,5 +67,6 @@ pub mod straight;
 pub mod surrogates;
 pub mod tabs;
 pub mod task;
+pub mod wait_input;
 pub mod waiters;
 pub mod wire;

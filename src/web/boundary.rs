@@ -19,6 +19,7 @@ use wasm_bindgen::JsCast;
 
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
+use crate::core::options::GuardOptions;
 use crate::core::quiet;
 use crate::core::straight::{self, Text};
 use serde_json::Value;
@@ -116,4 +117,27 @@ pub type Js<T> = <T as Tsify>::JsType;
 #[inline]
 pub fn to_ts<T: Tsify>(value: &(impl Serialize + ?Sized)) -> Result<Js<T>, JsValue> {
     to_js(value).map(JsCast::unchecked_into)
+}
+
+/// Splits the constructor's options into the `fetch` function and the rest, read by the core.
+pub fn guard_options(
+    options: &JsValue,
+) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
+    // No options are all defaults: nothing to read (`GuardOptions::read` gives the same).
+    if options.is_undefined() || options.is_null() {
+        return Ok((GuardOptions::default(), None));
+    }
+    let options = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
+    let fetch = options.taken.clone();
+    let fetch = if fetch.is_undefined() || fetch.is_null() {
+        None
+    } else {
+        Some(fetch.dyn_into::<js_sys::Function>().map_err(|_| {
+            JsValue::from(GuardError::InvalidOptions(
+                "`fetch` must be a function like window.fetch".to_owned(),
+            ))
+        })?)
+    };
+    let options = options.read(|d| GuardOptions::read(d))?;
+    Ok((options, fetch))
 }

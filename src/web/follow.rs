@@ -33,7 +33,7 @@ use super::state::Inner;
 use super::tabs::TabHost;
 use crate::core::clock::Clock;
 use crate::core::fallback::StorageMode;
-use crate::core::follow::{Cadence, FollowOptions, Holders};
+use crate::core::follow::{Cadence, FollowOptions};
 
 #[wasm_bindgen]
 extern "C" {
@@ -54,14 +54,6 @@ fn locks() -> Option<LockManager> {
     let locks = Reflect::get(&navigator, &JsValue::from_str("locks")).ok()?;
     let request = Reflect::get(&locks, &JsValue::from_str("request")).ok()?;
     request.is_function().then(|| locks.unchecked_into())
-}
-
-/// Who holds `follow()` on ([`Holders`]), and the loop that runs while anybody does.
-#[derive(Default)]
-pub struct Following {
-    pub holders: Holders,
-    /// Aborting it ends the running loop.
-    pub running: Option<AbortController>,
 }
 
 /// `follow(options)`: a holder of the loop (started if it is not running); returns the function

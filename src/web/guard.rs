@@ -9,7 +9,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, plain, to_js, to_ts, Js};
+use super::boundary::{from_js, guard_options, plain, to_js, to_ts, Js};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
@@ -25,7 +25,7 @@ use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
 use crate::core::model::JobMetadata;
-use crate::core::options::{GuardOptions, StorageKind};
+use crate::core::options::StorageKind;
 use crate::core::session::Session;
 use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
@@ -62,27 +62,6 @@ pub struct CancelOptions {
 #[derive(Serialize, tsify::Tsify)]
 pub struct PurgeResult {
     purged: usize,
-}
-
-/// Splits the constructor's options into the `fetch` function and the rest, read by the core.
-fn read_options(options: &JsValue) -> Result<(GuardOptions, Option<js_sys::Function>), JsValue> {
-    // No options are all defaults: nothing to read (`GuardOptions::read` gives the same).
-    if options.is_undefined() || options.is_null() {
-        return Ok((GuardOptions::default(), None));
-    }
-    let options = plain(options, Some("fetch"), GuardError::InvalidOptions)?;
-    let fetch = options.taken.clone();
-    let fetch = if fetch.is_undefined() || fetch.is_null() {
-        None
-    } else {
-        Some(fetch.dyn_into::<js_sys::Function>().map_err(|_| {
-            JsValue::from(GuardError::InvalidOptions(
-                "`fetch` must be a function like window.fetch".to_owned(),
-            ))
-        })?)
-    };
-    let options = options.read(|d| GuardOptions::read(d))?;
-    Ok((options, fetch))
 }
 
 /// `free()` (or the page's end): the listeners for other tabs go at once, even while a
@@ -130,7 +109,7 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "GuardOptions")] options: JsValue,
     ) -> Result<JobGuard, JsValue> {
         // `undefined` and `null` mean all defaults.
-        let (options, fetch) = read_options(&options)?;
+        let (options, fetch) = guard_options(&options)?;
         let memory = |reason| {
             JobStore::private(
                 Backend::Memory(MemoryStorage::new()),

@@ -11,6 +11,16 @@ use crate::core::fallback::StorageMode;
 use crate::core::options::GuardOptions;
 use crate::core::tabs::Change;
 
+/// Who holds `follow()` on ([`Holders`]), and the loop that runs while anybody does
+/// ([`super::follow`] acts on it).
+#[cfg(feature = "follow")]
+#[derive(Default)]
+pub struct Following {
+    pub holders: crate::core::follow::Holders,
+    /// Aborting it ends the running loop.
+    pub running: Option<AbortController>,
+}
+
 pub struct Inner {
     pub store: Store,
     pub options: GuardOptions,
@@ -28,7 +38,7 @@ pub struct Inner {
     pub cancels: Vec<(String, js_sys::Promise)>,
     /// `follow()`'s holders and its running loop.
     #[cfg(feature = "follow")]
-    pub following: super::follow::Following,
+    pub following: Following,
     /// The event stream answered 401: `follow` waits for the next `login`.
     #[cfg(feature = "follow")]
     pub follow_signed_out: bool,

@@ -10,9 +10,8 @@ use super::boundary::plain;
 use super::state::Inner;
 use crate::core::error::GuardError;
 use crate::core::session::Session;
-use crate::core::waiters::{
-    admit, can_hear, read_input, refused_by, Hearing, Refused, WaitInput, WaitRefusal, WaitSettings,
-};
+use crate::core::wait_input::{admit, read_input, refused_by, WaitInput, WaitSettings};
+use crate::core::waiters::{can_hear, Hearing, Refused, WaitRefusal};
 
 /// `waitFor`'s options, read.
 pub(super) struct WaitOptions {

@@ -31,7 +31,8 @@ use super::wait_state::{Pending, Waiting};
 use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
 use crate::core::tabs::{Change, Source};
-use crate::core::waiters::{Hearing, Refused, WaitInput, WaitOutcome, WaitRefusal};
+use crate::core::wait_input::WaitInput;
+use crate::core::waiters::{Hearing, Refused, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
