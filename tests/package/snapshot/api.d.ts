@@ -704,12 +704,14 @@ export class JobGuard {
      * `recordTasks` would), a job id or an array of them. Registers now, and settles (never
      * rejects) with a `WaitOutcome`: `done` when every job ended well, `failed` at the first
      * that did not (`jobId`, `status`, `errors`), `refused` for a job this session does not own
-     * or know (nothing is sent), `stale` after `staleTimeoutMs` (default 600000) without
-     * progress, `aborted` by `signal`: then each of its jobs that no other waiter of the guard
-     * awaits is cancelled as `cancel()` would. Fed by `follow()` (started while anything
-     * waits, if the app has not) and the app's `applyEvent` / `applyTaskStatus` /
-     * `applyStatusChanges`. With `cancelOnClose` (the default), the page's end cancels what
-     * only its waiters await.
+     * or know (nothing is sent) and at once when the wait can no longer hear anything (`reason`:
+     * `no_session`, `user_changed`, `unauthenticated`, `expired`, `removed`), `stale` after
+     * `staleTimeoutMs` (default 600000) without progress, `aborted` by `signal`: then each of
+     * its jobs that no other waiter of the browser awaits is cancelled as `cancel()` would.
+     * Fed by `follow()`, which the waiters hold while anything waits, and the app's
+     * `applyEvent` / `applyTaskStatus` / `applyStatusChanges`. With `cancelOnClose` (the
+     * default), the page's end cancels what no other waiter of the browser awaits. Bad options
+     * settle `refused` (`invalid_input`).
      */
     waitFor(input: WaitInput, options?: WaitOptions): Promise<WaitOutcome>;
     /**
