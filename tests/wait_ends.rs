@@ -478,4 +478,98 @@ async fn a_job_purged_at_a_sign_in_is_refused_to_the_next_session_with_nothing_s
     assert_eq!(rust(&g.job(T1.into()).unwrap()), Value::Null);
     sleep(200).await;
     assert!(server.posts().is_empty(), "{:?}", server.posts());
+    // Nothing of it stays in storage.
+    g.logout().unwrap();
+    assert!(keys_of(&ns).is_empty(), "{:?}", keys_of(&ns));
+
+    // The same, when another tab signs user 2 in: this tab hears the session change, then the
+    // record's removal, and remembers the job as purged.
+    let ns = fresh("ends-purged-tab");
+    let g = guard(&ns, &server, json!({}));
+    let body = json!({ "task_ids": [T2], "cursor": "c", "tab_id": "tab-a" });
+    let first = wait(&g, body.clone(), JsValue::UNDEFINED);
+    let other = other_tab();
+    other
+        .set_item(
+            &format!("{ns}:v1:session"),
+            r#"{"user_id":"2","channel_id":null}"#,
+        )
+        .unwrap();
+    other.remove_item(&format!("{ns}:v1:job:{T2}")).unwrap();
+    assert_eq!(settled(first).await["reason"], "user_changed");
+    // The record's removal reaches this page as its own event (in a real tab the record reads
+    // as there until then, and a 202 naming it is refused for that too).
+    sleep(50).await;
+    let late = settled(wait(&g, body, JsValue::UNDEFINED)).await;
+    assert_eq!(late["reason"], "not_job_owner", "{late}");
+    assert!(server.posts().is_empty(), "{:?}", server.posts());
+}
+
+#[wasm_bindgen_test]
+async fn the_apps_slow_cadence_or_a_guard_of_the_other_contract_never_keeps_a_wait_waiting() {
+    // The app's own follow() with the slowest cadence, after a wait: the wait's still polls at
+    // Superset's.
+    let ns = fresh("ends-cadence");
+    let server = Server::new(json!({ T1: "pending" }));
+    let g = guard(&ns, &server, json!({}));
+    let waiting = wait(
+        &g,
+        json!({ "task_ids": [T1], "cursor": "c" }),
+        js(json!({ "staleTimeoutMs": 6000 })),
+    );
+    let _stop = follow(&g, json!({ "intervalMs": 600000, "maxIntervalMs": 600000 }));
+    sleep(300).await;
+    server.set_status(T1, "success");
+    let outcome = settled(waiting).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+
+    // An async_event guard of the same namespace follows first: a task guard's wait still polls
+    // its own stream (each stream has its own poller lock).
+    let ns = fresh("ends-contracts");
+    let server = Server::new(json!({ T2: "pending" }));
+    let events = JobGuard::new(js(json!({ "namespace": ns }))).unwrap();
+    events.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let _events_follow = events.follow(JsValue::UNDEFINED).unwrap();
+    let tasks = guard(&ns, &server, json!({}));
+    let waiting = wait(
+        &tasks,
+        json!({ "task_ids": [T2], "cursor": "c" }),
+        js(json!({ "staleTimeoutMs": 6000 })),
+    );
+    sleep(300).await;
+    server.set_status(T2, "success");
+    let outcome = settled(waiting).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+}
+
+#[wasm_bindgen_test]
+async fn a_page_kept_in_the_back_forward_cache_lets_polling_go_and_takes_it_up_when_shown() {
+    let ns = fresh("ends-bfcache");
+    let server = Server::new(json!({ T1: "pending" }));
+    let g = guard(&ns, &server, json!({}));
+    let waiting = wait(
+        &g,
+        json!({ "task_ids": [T1], "cursor": "c" }),
+        JsValue::UNDEFINED,
+    );
+    let _stop = follow(&g, quick());
+    sleep(300).await;
+    assert!(polls(&server) > 0);
+    let show = |persisted: bool| {
+        let init = web_sys::PageTransitionEventInit::new();
+        init.set_persisted(persisted);
+        let event =
+            web_sys::PageTransitionEvent::new_with_event_init_dict("pageshow", &init).unwrap();
+        web_sys::window().unwrap().dispatch_event(&event).unwrap();
+    };
+    pagehide(true);
+    sleep(100).await;
+    let frozen = polls(&server);
+    sleep(600).await;
+    assert_eq!(polls(&server), frozen, "no poll while kept in the cache");
+    show(true);
+    server.set_status(T1, "success");
+    let outcome = settled(waiting).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert!(polls(&server) > frozen, "polling again once shown");
 }

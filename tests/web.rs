@@ -207,7 +207,7 @@ fn logout_clears_the_namespace_and_supersets_last_event_id() {
         .unwrap();
     store.set_item("unrelated-app-key", "keep me").unwrap();
     assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 2 }));
-    assert!(keys_but_purged(&ns).is_empty());
+    assert!(keys_of(&ns).is_empty());
     assert_eq!(store.get_item("last_async_event_id").unwrap(), None);
     assert_eq!(
         store.get_item("unrelated-app-key").unwrap().as_deref(),
@@ -258,7 +258,7 @@ fn login_as_another_user_without_logout_purges_every_record() {
     record(&mut g, "a1", json!("1"), "chan-a", "running");
     record(&mut g, "a2", json!("1"), "chan-a", "error");
     assert_eq!(login(&mut g, json!("2")), json!({ "purged": 2 }));
-    assert_eq!(keys_but_purged(&ns), [format!("{ns}:v1:session")]);
+    assert_eq!(keys_of(&ns), [format!("{ns}:v1:session")]);
     assert_eq!(reason(&mut g, "a1"), "unknown_job");
     // The same user again (a reload) keeps what it owns.
     record(&mut g, "b1", json!("2"), "chan-b", "running");

@@ -114,7 +114,9 @@ impl FollowOptions {
 
 /// Who holds `follow()` on: each `follow()` call (the app's, a provider's) until its `stop`,
 /// and a guard's waiters while anything waits. Stopping one holder stops only that one: the
-/// loop polls while anybody holds it, with the options of the latest holder that gave any.
+/// loop polls while anybody holds it, at the fastest cadence any holder asks for (a holder that
+/// gave no options asks for Superset's: 500 ms, up to 30 s), so no holder's slower cadence
+/// keeps another waiting.
 #[derive(Debug, Default)]
 pub struct Holders {
     held: Vec<(u32, Option<FollowOptions>)>,
@@ -122,7 +124,7 @@ pub struct Holders {
 }
 
 impl Holders {
-    /// A new holder (`options`: its cadence, or `None` for whatever the others asked); its id.
+    /// A new holder (`options`: its cadence, or `None` for Superset's); its id.
     pub fn hold(&mut self, options: Option<FollowOptions>) -> u32 {
         self.next = self.next.wrapping_add(1);
         self.held.push((self.next, options));
@@ -140,13 +142,18 @@ impl Holders {
         self.held.is_empty()
     }
 
-    /// The cadence: the latest holder's that gave one, else the defaults.
+    /// The cadence: the shortest interval and the shortest longest wait any holder asked for
+    /// (the defaults when nobody holds it). The result keeps `interval_ms <= max_interval_ms`:
+    /// the holder with the shortest longest wait asked for an interval no longer than it.
     pub fn options(&self) -> FollowOptions {
-        self.held
-            .iter()
-            .rev()
-            .find_map(|(_, o)| *o)
-            .unwrap_or_default()
+        let mut asked = self.held.iter().map(|(_, o)| o.unwrap_or_default());
+        let Some(first) = asked.next() else {
+            return FollowOptions::default();
+        };
+        asked.fold(first, |a, b| FollowOptions {
+            interval_ms: a.interval_ms.min(b.interval_ms),
+            max_interval_ms: a.max_interval_ms.min(b.max_interval_ms),
+        })
     }
 }
 
@@ -433,23 +440,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn follow_runs_while_anybody_holds_it_with_the_latest_holders_cadence() {
+    fn follow_runs_while_anybody_holds_it_at_the_fastest_cadence_asked() {
         let mut holders = Holders::default();
         let slow = FollowOptions {
-            interval_ms: 2_000,
-            max_interval_ms: 60_000,
+            interval_ms: 600_000,
+            max_interval_ms: 600_000,
         };
-        let app = holders.hold(None);
-        let provider = holders.hold(Some(slow));
+        let quick = FollowOptions {
+            interval_ms: 100,
+            max_interval_ms: 200,
+        };
+        let app = holders.hold(Some(slow));
+        assert_eq!(holders.options(), slow, "alone, its own");
         let waits = holders.hold(None);
-        assert_eq!(holders.options(), slow, "waits ask for no cadence");
+        assert_eq!(
+            holders.options(),
+            FollowOptions::default(),
+            "a wait is not kept waiting by the app's slow cadence"
+        );
+        let provider = holders.hold(Some(quick));
+        assert_eq!(holders.options(), quick);
+        assert!(holders.release(provider));
         assert!(holders.release(app));
         assert!(!holders.release(app), "a second stop is harmless");
-        assert!(holders.release(provider));
         assert_eq!(holders.options(), FollowOptions::default());
         assert!(!holders.is_empty(), "the waits still hold it");
         assert!(holders.release(waits));
         assert!(holders.is_empty());
+        let mixed = [
+            Some(FollowOptions {
+                interval_ms: 100,
+                max_interval_ms: 600_000,
+            }),
+            Some(FollowOptions {
+                interval_ms: 20_000,
+                max_interval_ms: 20_000,
+            }),
+        ];
+        for o in mixed {
+            holders.hold(o);
+        }
+        let o = holders.options();
+        assert_eq!((o.interval_ms, o.max_interval_ms), (100, 20_000));
     }
     use crate::core::doubles::SequenceRandom;
     use crate::core::quiet::Json;

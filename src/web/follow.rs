@@ -34,6 +34,7 @@ use super::tabs::TabHost;
 use crate::core::clock::Clock;
 use crate::core::fallback::StorageMode;
 use crate::core::follow::{Cadence, FollowOptions};
+use crate::core::response::Contract;
 
 #[wasm_bindgen]
 extern "C" {
@@ -74,28 +75,111 @@ pub fn start(
     Ok(stop.into_js_value().unchecked_into())
 }
 
-/// Adds a holder (`options`: its cadence, or `None` for whatever the others asked); starts the
-/// loop if it is not running. The holder's id.
+/// Adds a holder (`options`: its cadence, or `None` for Superset's); starts the loop if it is
+/// not running. The holder's id.
 pub fn hold(
     inner: &Rc<RefCell<Inner>>,
     listeners: &Rc<RefCell<Listeners>>,
     options: Option<FollowOptions>,
 ) -> Result<u32, JsValue> {
-    let mut guard = inner
+    let id = inner
         .try_borrow_mut()
-        .map_err(|_| JsValue::from_str("the guard is busy"))?;
-    let id = guard.following.holders.hold(options);
-    if guard.following.running.is_some() {
-        return Ok(id);
-    }
-    let controller = AbortController::new()?;
-    let signal = dom::signal_of(&controller).ok_or_else(|| JsValue::from_str("no signal"))?;
-    guard.following.running = Some(controller);
-    drop(guard);
+        .map_err(|_| JsValue::from_str("the guard is busy"))?
+        .following
+        .holders
+        .hold(options);
+    watch_page(inner, listeners);
+    run(inner, listeners)?;
+    Ok(id)
+}
+
+/// Starts the loop if anybody holds it and it is not running (nor let go for the back/forward
+/// cache).
+fn run(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Result<(), JsValue> {
+    let signal = {
+        let Ok(mut guard) = inner.try_borrow_mut() else {
+            return Ok(());
+        };
+        let following = &mut guard.following;
+        if following.running.is_some() || following.paused || following.holders.is_empty() {
+            return Ok(());
+        }
+        let controller = AbortController::new()?;
+        let signal = dom::signal_of(&controller).ok_or_else(|| JsValue::from_str("no signal"))?;
+        following.running = Some(controller);
+        signal
+    };
     let weak = Rc::downgrade(inner);
     let listeners = Rc::downgrade(listeners);
     wasm_bindgen_futures::spawn_local(lead(weak, listeners, signal));
-    Ok(id)
+    Ok(())
+}
+
+/// A page kept in the back/forward cache is frozen: its loop would hold the browser's poller
+/// lock and poll for nobody. At `pagehide` into the cache the loop goes (its lock with it, so
+/// another tab takes over); at `pageshow` out of it, it runs again while anybody holds it.
+fn watch_page(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) {
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return;
+    };
+    if guard.following.on_page.is_some() {
+        return;
+    }
+    let Some(page) = dom::page() else {
+        return;
+    };
+    let persisted = |event: &JsValue| {
+        Reflect::get(event, &JsValue::from_str("persisted"))
+            .ok()
+            .and_then(|p| p.as_bool())
+            .unwrap_or(false)
+    };
+    let hide = {
+        let me = Rc::downgrade(inner);
+        Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
+            let Some(inner) = me.upgrade().filter(|_| persisted(&event)) else {
+                return;
+            };
+            let stop = inner.try_borrow_mut().ok().and_then(|mut g| {
+                g.following.paused = true;
+                g.following.running.take()
+            });
+            if let Some(controller) = stop {
+                dom::abort(&controller);
+            }
+        })
+    };
+    let show = {
+        let me = Rc::downgrade(inner);
+        let listeners = Rc::downgrade(listeners);
+        Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
+            let (Some(inner), Some(listeners)) = (me.upgrade(), listeners.upgrade()) else {
+                return;
+            };
+            if !persisted(&event) {
+                return;
+            }
+            if let Ok(mut g) = inner.try_borrow_mut() {
+                g.following.paused = false;
+            }
+            let _ = run(&inner, &listeners);
+        })
+    };
+    let _ = page.add_event_listener_with_callback("pagehide", hide.as_ref().unchecked_ref());
+    let _ = page.add_event_listener_with_callback("pageshow", show.as_ref().unchecked_ref());
+    guard.following.on_page = Some((page, hide, show));
+}
+
+/// Removes the page's listeners (the guard's `free()`).
+pub fn unwatch_page(inner: &Rc<RefCell<Inner>>) {
+    let taken = inner
+        .try_borrow_mut()
+        .ok()
+        .and_then(|mut g| g.following.on_page.take());
+    if let Some((page, hide, show)) = taken {
+        let _ = page.remove_event_listener_with_callback("pagehide", hide.as_ref().unchecked_ref());
+        let _ = page.remove_event_listener_with_callback("pageshow", show.as_ref().unchecked_ref());
+    }
 }
 
 /// Lets holder `id` go; the loop stops when nobody holds it. (A second call is harmless.)
@@ -153,7 +237,20 @@ async fn lead(
             return;
         };
         let shared = guard.store.storage_status().kind != StorageMode::Memory;
-        shared.then(|| format!("superset-job-guard:{}:follow", guard.options.namespace))
+        // One lock per stream: a guard of the other contract in the namespace polls its own.
+        let contract = match guard.options.contract {
+            Contract::AsyncEvent => "async_event",
+            Contract::Task => "task",
+        };
+        shared.then(|| {
+            [
+                "superset-job-guard:",
+                &guard.options.namespace,
+                ":follow:",
+                contract,
+            ]
+            .concat()
+        })
     };
     let locks = name.as_ref().and_then(|_| locks());
     let (Some(locks), Some(name)) = (locks, name) else {

@@ -70,6 +70,8 @@ impl Drop for JobGuard {
     fn drop(&mut self) {
         waiting::end(&self.inner);
         #[cfg(feature = "follow")]
+        super::follow::unwatch_page(&self.inner);
+        #[cfg(feature = "follow")]
         let follow = self
             .inner
             .try_borrow_mut()
@@ -214,9 +216,9 @@ impl JobGuard {
     /// `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
     /// Polls only while the session has a record that has not ended, and waits for the next
     /// `login` after a 401. Each call is a holder: polling goes on while any holder holds it
-    /// (another `follow()`, a provider's, `waitFor`'s waiters), with the cadence of the latest
-    /// call that gave options. Returns `stop`, which lets this holder go (a second call is
-    /// harmless). Throws `invalid_options`.
+    /// (another `follow()`, a provider's, `waitFor`'s waiters), at the fastest cadence any
+    /// holder asks for. Returns `stop`, which lets this holder go (a second call is harmless).
+    /// Throws `invalid_options`.
     #[cfg(feature = "follow")]
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn follow(

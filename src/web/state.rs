@@ -19,6 +19,11 @@ pub struct Following {
     pub holders: crate::core::follow::Holders,
     /// Aborting it ends the running loop.
     pub running: Option<AbortController>,
+    /// The page's `pagehide` and `pageshow` listeners: a page kept in the back/forward cache
+    /// lets the loop (and its lock) go, and takes it up again when it is shown.
+    pub on_page: Option<super::wait_state::PageListeners>,
+    /// The loop was let go for the back/forward cache.
+    pub paused: bool,
 }
 
 pub struct Inner {

@@ -360,9 +360,16 @@ fn read_storage_event(inner: &Host, event: &StorageEvent) -> Option<Change> {
     let event = match dom::storage_key(event)? {
         None => StorageChange::Cleared,
         Some(key) if !guard.store().owns_key(&key) => return None,
-        // Another tab's wait entry, or the purged jobs' list: no record and no session.
-        Some(key) if guard.store().is_bookkeeping_key(&key) => return None,
-        Some(key) if !guard.store().is_session_key(&key) => StorageChange::Record,
+        // Another tab's wait entry: no record and no session.
+        Some(key) if guard.store().is_wait_key(&key) => return None,
+        Some(key) if !guard.store().is_session_key(&key) => {
+            // A record removed: if another tab's logout or switch purged it, this tab
+            // remembers it (a late `202` naming it is refused to the next user).
+            if let Some((Some(old), None)) = dom::storage_values(event) {
+                guard.store().heard_removal(&old);
+            }
+            StorageChange::Record
+        }
         Some(_) => {
             // The marker's old and new text, read as gloo-storage wrote it.
             let (old, new) = dom::storage_values(event)?;

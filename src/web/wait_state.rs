@@ -19,6 +19,13 @@ pub(super) struct Pending {
     pub(super) signal: Option<(AbortSignal, Closure<dyn FnMut()>)>,
 }
 
+/// Listeners on the page: the page, and its `pagehide` and `pageshow` listeners.
+pub type PageListeners = (
+    web_sys::EventTarget,
+    Closure<dyn FnMut(JsValue)>,
+    Closure<dyn FnMut(JsValue)>,
+);
+
 /// The entry in storage that tells other tabs what this guard awaits.
 #[derive(Default)]
 pub(super) struct Entry {

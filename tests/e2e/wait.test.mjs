@@ -293,6 +293,32 @@ for (const contract of CONTRACTS) {
     assertCancelled(app, contract, job, tabId);
   });
 
+  test(`${contract}: the polling tab going into the back/forward cache hands polling over: another tab's wait ends done`, async (t) => {
+    const own = await chromium.launch({
+      executablePath: CHROMIUM,
+      ignoreDefaultArgs: ["--disable-back-forward-cache"],
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+    });
+    t.after(() => own.close());
+    const { url, app } = await serve(t, contract, 4000, { bfcache: true });
+    const ctx = await own.newContext();
+    const first = await open(own, url, ctx);
+    await signIn(first, "1");
+    await runQuery(first);
+    await first.evaluate(() => addEventListener("pagehide", (e) => sessionStorage.setItem("pagehide", String(e.persisted))));
+    const second = await open(own, url, ctx);
+    await second.waitForSelector("body[data-signed-in=true]");
+    const { seq } = await runQuery(second);
+    // The first tab (which polls: it asked first) goes into the back/forward cache.
+    await first.goto(new URL("/style.css", url).href);
+    const outcome = await settled(second, seq, 15_000);
+    assert.equal(outcome.outcome, "done", outcome.text);
+    await first.goBack({ waitUntil: "commit" });
+    await first.waitForFunction(() => sessionStorage.getItem("pagehide") !== null);
+    assert.equal(await first.evaluate(() => sessionStorage.getItem("pagehide")), "true", "it was kept in the cache");
+    assert.equal(app.cancelRequests().length, 0);
+  });
+
   test(`${contract}: a pagehide into the back/forward cache (dispatched) sends nothing, one out of it cancels`, async (t) => {
     const { url, app } = await serve(t, contract);
     const page = await open(browser, url, await context(t));

@@ -55,13 +55,6 @@ pub fn keys_of(ns: &str) -> Vec<String> {
     keys
 }
 
-/// The keys under `<ns>:` but the list of purged jobs (which a logout leaves: hashes of the
-/// jobs it purged, so that a late `202` of one is refused to the next session).
-pub fn keys_but_purged(ns: &str) -> Vec<String> {
-    let purged = format!("{ns}:v1:purged");
-    keys_of(ns).into_iter().filter(|k| *k != purged).collect()
-}
-
 /// Removes everything under `<ns>:` and returns `ns`: a fresh namespace for one test.
 pub fn fresh(ns: &str) -> String {
     for k in keys_of(ns) {

@@ -124,6 +124,11 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     /// tab may have just signed in as the record's owner).
     pub(super) fn remove_foreign(&mut self, job_id: &str, session: &Session) {
         if self.session().as_ref() == Some(session) {
+            // Another identity's record (left by a session that ended, here or in another tab,
+            // before that tab's purge reached it): remembered as purged, as that purge would be.
+            if let Ok(record) = self.load(job_id) {
+                self.remember_purged(&[record]);
+            }
             self.stats.removed.foreign_owner += 1;
             self.storage.remove(&self.keys.job(job_id));
         }

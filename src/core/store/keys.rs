@@ -1,7 +1,6 @@
 //! The storage keys: `<namespace>:v1:session` for the session marker,
-//! `<namespace>:v1:job:<job_id>` for each record, and the bookkeeping keys:
-//! `<namespace>:v1:purged` (the jobs purged when their session ended) and
-//! `<namespace>:v1:waits:<token>` (what a waiting guard awaits). Everything under `<namespace>:` is the
+//! `<namespace>:v1:job:<job_id>` for each record, and `<namespace>:v1:waits:<token>` (what a
+//! waiting guard awaits). Everything under `<namespace>:` is the
 //! guard's, whatever its schema version. (Joined with `concat`, not `format!`: the keys are
 //! made on a guard's first calls, and `core::fmt` is code the page would compile for them.)
 
@@ -21,7 +20,6 @@ pub(super) struct Keys {
     pub namespace: String,
     pub session: String,
     pub job_prefix: String,
-    pub purged: String,
     pub waits_prefix: String,
 }
 
@@ -31,7 +29,6 @@ impl Keys {
             namespace: [namespace, ":"].concat(),
             session: session_key(namespace),
             job_prefix: [namespace, ":v1:job:"].concat(),
-            purged: [namespace, ":v1:purged"].concat(),
             waits_prefix: [namespace, ":v1:waits:"].concat(),
         }
     }

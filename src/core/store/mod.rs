@@ -1,8 +1,9 @@
 //! The job store: job records and the session marker, kept in a [`KeyValue`] storage.
 //!
 //! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
-//! one record each, as JSON; besides them, the jobs purged when their session ended
-//! ([`purged`]) and what each waiting guard awaits ([`waits`]). Nothing else is written. Every operation reads the session marker
+//! one record each, as JSON; besides them, what each waiting guard awaits ([`waits`]). Nothing
+//! else is written (the jobs purged when their session ended are remembered in memory:
+//! [`purged`]). Every operation reads the session marker
 //! from storage, so a logout or a user switch made by another tab sharing the storage is
 //! honoured at once. Stored values that cannot be trusted (unreadable, oversized, a reserved
 //! or mismatched job id, expired, another owner's) are treated as absent and removed, and
@@ -77,8 +78,8 @@ pub struct JobStore<S, C> {
     session_read: Option<(String, Session)>,
     /// The records as last read or written, beside their texts.
     records: Parsed<JobRecord>,
-    /// The purged jobs' list as last read, beside its text.
-    purged_read: Option<(String, Vec<purged::Purged>)>,
+    /// The jobs purged when their session ended, this tab's memory of them.
+    purged: purged::PurgedJobs,
 }
 
 impl<S: KeyValue, C: Clock> JobStore<S, C> {
@@ -105,7 +106,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             session_read: None,
             // Every record a full store holds, and the tasks of other tabs' sessions beside.
             records: Parsed::new(options.max_jobs.saturating_add(16)),
-            purged_read: None,
+            purged: Default::default(),
         }
     }
 
@@ -217,11 +218,10 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// Removes every key of the namespace (all schema versions) and Superset's
     /// `last_async_event_id`, the session marker first (so that another tab hears the logout
-    /// before any record goes), and remembers the records it removed ([`purged`]). The
-    /// bookkeeping keys stay: the purged jobs' list, and other tabs' wait entries (which their
-    /// guards remove when their waits end). Returns how many job records were removed, and
-    /// whether it removed anything at all (a logout with nothing to remove changes nothing: a
-    /// second logout). Never fails: what the storage refuses to remove reads as absent here.
+    /// before any record goes), and remembers the records it removed ([`purged`]). Returns how
+    /// many job records were removed, and whether it removed anything at all (a logout with
+    /// nothing to remove changes nothing: a second logout). Never fails: what the storage
+    /// refuses to remove reads as absent here.
     pub fn sign_out(&mut self) -> (usize, bool) {
         // Removals refused before (already counted then): try them again.
         for key in self.storage.tombstones() {
@@ -235,9 +235,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         let mut records = Vec::new();
         let mut purged = 0;
         for key in self.storage.keys() {
-            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY
-                || self.is_bookkeeping_key(&key)
-            {
+            if !self.owns_key(&key) && key != SUPERSET_LAST_EVENT_KEY {
                 continue;
             }
             if let Some(id) = key.strip_prefix(self.keys.job_prefix.as_str()) {

@@ -80,6 +80,14 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             }
             let mut record = match self.load(&task_id) {
                 Ok(r) if r.is_task() && session.owns_record(&r) => r,
+                // Another user's or guest's record of it, still here: its session ended in
+                // another tab whose purge has not reached this one yet. Purged, as it will be.
+                Ok(r) if r.user_id != session.user_id || r.guest_key != session.guest_key => {
+                    self.remember_purged(std::slice::from_ref(&r));
+                    return Err(GuardError::NotJobOwner {
+                        job_id: task_id.into(),
+                    });
+                }
                 _ => JobRecord::task(task_id, session.user_id.clone(), None, now),
             };
             record.guest_key = session.guest_key.clone();

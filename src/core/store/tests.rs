@@ -65,7 +65,6 @@ fn job_key(job: &str) -> String {
 }
 
 const SESSION_KEY: &str = "superset-job-guard:v1:session";
-const PURGED_KEY: &str = "superset-job-guard:v1:purged";
 
 #[test]
 fn records_a_job_under_documented_keys() {
@@ -170,8 +169,7 @@ fn the_seeds_bug_logout_then_login_as_another_user() {
     s.record_job(meta("a-job", json!("1"), "chan-a", "running"))
         .unwrap();
     assert_eq!(s.logout(), 1);
-    // Only the list of purged jobs stays (the job is remembered for its record's TTL).
-    assert_eq!(shared.all_keys(), [PURGED_KEY]);
+    assert!(shared.all_keys().is_empty());
     s.login(login(json!("2"), None)).unwrap();
     assert_eq!(s.job("a-job"), None);
     assert_eq!(
@@ -219,9 +217,7 @@ fn login_as_another_user_without_logout_purges_everything() {
         "the session before"
     );
     assert!(s.jobs().is_empty());
-    let mut keys = shared.all_keys();
-    keys.sort();
-    assert_eq!(keys, [PURGED_KEY, SESSION_KEY]);
+    assert_eq!(shared.all_keys(), [SESSION_KEY]);
     assert_eq!(s.session(), Some(login(json!("2"), None)));
     assert_eq!(
         s.check_cancel("a1").refusal(),
@@ -552,14 +548,7 @@ fn logout_clears_the_namespace_and_supersets_last_event_id_only() {
     assert_eq!(s.logout(), 3, "j1, j2 and the broken v1 record");
     let mut keys = shared.all_keys();
     keys.sort();
-    assert_eq!(
-        keys,
-        [
-            "superset-job-guard-other:v1:session",
-            PURGED_KEY,
-            "unrelated"
-        ]
-    );
+    assert_eq!(keys, ["superset-job-guard-other:v1:session", "unrelated"]);
     assert_eq!(s.session(), None);
     assert_eq!(s.logout(), 0, "a second logout is harmless");
     assert_eq!(s.sign_out(), (0, false), "and removes nothing");
@@ -1465,16 +1454,23 @@ fn the_session_changes_before_any_record_goes_on_logout_and_on_a_switch() {
 fn a_job_purged_when_its_session_ended_is_refused_to_another_users_session_until_its_ttl_ends() {
     let (shared, clock) = setup();
     let mut s = tab(&shared, &clock);
+    let mut other = tab(&shared, &clock);
     s.login(login(json!("1"), None)).unwrap();
     s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    let record_text = shared.value(&job_key(TA)).unwrap();
     clock.advance(1_000);
-    // Another tab signs user 2 in: user 1's task goes, and is remembered there for this tab too.
-    let mut other = tab(&shared, &clock);
+    // Another tab signs user 2 in: the session changes first, then user 1's task goes, which
+    // this tab hears as the record's removal.
     assert_eq!(other.sign_in(login(json!("2"), None)).unwrap().purged, 1);
+    s.heard_removal(&record_text);
     // User 1's late 202 reaches this tab, now user 2's: refused, nothing stored.
     let late = s.record_tasks(tasks(json!({"task_ids": [TA.to_uppercase()]})));
     assert_eq!(late.unwrap_err().code(), "not_job_owner");
     assert_eq!(s.job(TA), None);
+    // ... in the tab that purged it too.
+    assert!(other
+        .record_tasks(tasks(json!({"task_ids": [TA]})))
+        .is_err());
     // Another task of the new session is recorded as ever.
     assert_eq!(
         s.record_tasks(tasks(json!({"task_ids": [TB]})))
@@ -1496,12 +1492,63 @@ fn a_job_purged_when_its_session_ended_is_refused_to_another_users_session_until
     assert!(s.record_tasks(tasks(json!({"task_ids": [TA]}))).is_err());
     clock.set(T0 + 1_000 + GuardOptions::default().ttl_ms + 1);
     assert!(s.record_tasks(tasks(json!({"task_ids": [TA]}))).is_ok());
-    // The list names no job and no user in the clear.
-    let list = shared.value(PURGED_KEY).unwrap();
+    // Nothing of it is written: a logout leaves no key.
+    s.logout();
+    assert!(shared.all_keys().is_empty(), "{:?}", shared.all_keys());
+}
+
+#[test]
+fn a_removal_within_the_session_is_no_purge_and_unreadable_text_is_ignored() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    let text = shared.value(&job_key(TA)).unwrap();
+    // Another tab's cancel removed it, the session unchanged: not a purge.
+    s.heard_removal(&text);
+    s.heard_removal("{not json");
+    s.logout();
+    s.login(login(json!("2"), None)).unwrap();
     assert!(
-        !list.contains(TB) && !list.contains(TA) && !list.contains("u:"),
-        "{list}"
+        s.record_tasks(tasks(json!({"task_ids": [TA]}))).is_err(),
+        "this tab's own logout purged it"
     );
+    let mut fresh = tab(&shared, &clock);
+    fresh.heard_removal(&text.replace(TA, TB));
+    assert!(
+        fresh
+            .record_tasks(tasks(json!({"task_ids": [TB]})))
+            .is_err(),
+        "heard under user 2: user 1's"
+    );
+}
+
+#[test]
+fn another_users_record_this_tab_removes_before_the_purge_reaches_it_is_remembered_too() {
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TA]}))).unwrap();
+    // Another tab writes user 2's session; this tab reads its records before that tab's
+    // removal comes (a poll, a render), and removes user 1's record itself: no storage event
+    // will tell it of the purge.
+    shared.put(SESSION_KEY, &login(json!("2"), None).to_stored());
+    assert!(s.jobs().is_empty());
+    assert_eq!(shared.value(&job_key(TA)), None);
+    let late = s.record_tasks(tasks(json!({"task_ids": [TA]})));
+    assert_eq!(late.unwrap_err().code(), "not_job_owner");
+
+    // And a 202 naming a task of another user whose record is still here (that tab's purge
+    // has not reached this one): refused, and remembered.
+    let (shared, clock) = setup();
+    let mut s = tab(&shared, &clock);
+    s.login(login(json!("1"), None)).unwrap();
+    s.record_tasks(tasks(json!({"task_ids": [TB]}))).unwrap();
+    shared.put(SESSION_KEY, &login(json!("2"), None).to_stored());
+    let late = s.record_tasks(tasks(json!({"task_ids": [TB]})));
+    assert_eq!(late.unwrap_err().code(), "not_job_owner");
+    shared.put(SESSION_KEY, &login(json!("3"), None).to_stored());
+    assert!(s.record_tasks(tasks(json!({"task_ids": [TB]}))).is_err());
 }
 
 #[test]
@@ -1521,13 +1568,13 @@ fn an_async_job_purged_at_logout_is_refused_after_a_sign_in_as_another_guest() {
 }
 
 #[test]
-fn the_purged_list_is_bounded_and_an_unreadable_one_reads_as_empty() {
+fn the_purged_memory_is_bounded() {
     let (shared, clock) = setup();
     let mut s = tab_with(
         &shared,
         &clock,
         GuardOptions {
-            max_jobs: 1_000,
+            max_jobs: 10_000,
             ..GuardOptions::default()
         },
     );
@@ -1538,21 +1585,13 @@ fn the_purged_list_is_bounded_and_an_unreadable_one_reads_as_empty() {
             .unwrap();
     }
     s.logout();
-    let list: Vec<Value> = serde_json::from_str(&shared.value(PURGED_KEY).unwrap()).unwrap();
-    assert_eq!(list.len(), MAX_PURGED);
-    // The oldest (soonest to expire) went first: j0 may be recorded again, j400 may not.
-    shared.put(PURGED_KEY, &serde_json::to_string(&list).unwrap());
     s.login(login(json!("2"), None)).unwrap();
+    // The oldest (soonest to expire) went first: j0 may be recorded again, the last may not.
     assert!(s.record_job(meta("j0", json!("2"), "c", "running")).is_ok());
     let last = format!("j{}", MAX_PURGED + 9);
     assert!(s
         .record_job(meta(&last, json!("2"), "c", "running"))
         .is_err());
-    // An unreadable list reads as empty.
-    shared.put(PURGED_KEY, "{not json");
-    assert!(s
-        .record_job(meta(&last, json!("2"), "c", "running"))
-        .is_ok());
 }
 
 #[test]
@@ -1590,12 +1629,9 @@ fn tabs_wait_entries_are_read_by_others_until_their_ttl_and_change_no_record() {
     );
     a.keep_waits("page-a-2", &[]);
     let key = "superset-job-guard:v1:waits:page-a-1";
-    assert!(a.is_bookkeeping_key(key) && a.is_bookkeeping_key(PURGED_KEY));
-    assert!(!a.is_bookkeeping_key(SESSION_KEY) && !a.is_bookkeeping_key(&job_key("j1")));
+    assert!(a.is_wait_key(key));
+    assert!(!a.is_wait_key(SESSION_KEY) && !a.is_wait_key(&job_key("j1")));
     assert!(a.jobs().is_empty(), "an entry is no record");
-    // A logout keeps other tabs' entries (their guards remove them as their waits end).
-    b.logout();
-    assert!(shared.value(key).is_some());
     // Past its TTL an entry is not believed, and the reader removes it.
     clock.advance(WAIT_ENTRY_TTL_MS);
     assert!(b.awaited_elsewhere("page-b").is_empty());
@@ -1608,6 +1644,9 @@ fn tabs_wait_entries_are_read_by_others_until_their_ttl_and_change_no_record() {
     shared.put("superset-job-guard:v1:waits:junk", "[1");
     assert_eq!(b.awaited_elsewhere("page-b"), ["j1"]);
     assert_eq!(shared.value("superset-job-guard:v1:waits:junk"), None);
+    // A logout removes every entry with the namespace: the session's waits end with it.
+    b.logout();
+    assert!(shared.all_keys().is_empty());
     // A guard whose storage is its own memory keeps none and reads none.
     let mut private = JobStore::private(
         Shared::default(),

@@ -4,7 +4,8 @@
 //! Each guard that waits keeps one entry, `<namespace>:v1:waits:<token>` =
 //! `{"jobs": [record ids], "until": ms}`, written when what it awaits changes and refreshed
 //! every [`WAIT_REFRESH_MS`] while it waits; it removes the entry when nothing waits, and at its
-//! page's end. An entry is believed until its `until` ([`WAIT_ENTRY_TTL_MS`] after it was
+//! page's end. A logout removes every entry with the rest of the namespace: every wait of the
+//! session ends with it. An entry is believed until its `until` ([`WAIT_ENTRY_TTL_MS`] after it was
 //! written): a tab that crashed leaves an entry that outlives it by at most that long, and
 //! whoever reads it after that removes it. The TTL is longer than the one-minute timer
 //! alignment a browser applies to a hidden tab, so a tab in the background keeps its entry
@@ -92,9 +93,9 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         jobs
     }
 
-    /// Whether `key` is one of the store's bookkeeping keys (the tabs' wait entries, the purged
-    /// jobs): a change to one changes no record and no session.
-    pub fn is_bookkeeping_key(&self, key: &str) -> bool {
-        key.starts_with(&self.keys.waits_prefix) || key == self.keys.purged
+    /// Whether `key` is one of the tabs' wait entries: a change to one changes no record and
+    /// no session.
+    pub fn is_wait_key(&self, key: &str) -> bool {
+        key.starts_with(&self.keys.waits_prefix)
     }
 }
