@@ -637,9 +637,9 @@ export class JobGuard {
      * `contract`'s), with one poller for all the tabs of the browser (`navigator.locks`).
      * Polls only while the session has a record that has not ended, and waits for the next
      * `login` after a 401. Each call is a holder: polling goes on while any holder holds it
-     * (another `follow()`, a provider's, `waitFor`'s waiters), with the cadence of the latest
-     * call that gave options. Returns `stop`, which lets this holder go (a second call is
-     * harmless). Throws `invalid_options`.
+     * (another `follow()`, a provider's, `waitFor`'s waiters), at the fastest cadence any
+     * holder asks for. Returns `stop`, which lets this holder go (a second call is harmless).
+     * Throws `invalid_options`.
      */
     follow(options?: FollowOptions): () => void;
     /**
