@@ -23,6 +23,8 @@
 //! - [`response`]: what each answer of the cancel endpoint means
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
+//! - [`chart`]: the chart-data endpoints (the request, its result, the stop) and what they answer
+//! - [`query`]: `query()`'s rules: a chart's query from request to result, as a sans-IO machine
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
 //! - `follow` (natively, and on wasm32 with the `follow` feature): following Superset's event stream: cursors, cadence, what a poll's answer means
 //! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
@@ -37,6 +39,7 @@
 pub mod awaited;
 pub mod cancel;
 pub mod cancel_flow;
+pub mod chart;
 pub mod clock;
 #[cfg(any(test, feature = "test-doubles"))]
 pub mod doubles;
@@ -53,6 +56,7 @@ pub mod names;
 pub mod options;
 #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub mod pages;
+pub mod query;
 pub mod quiet;
 pub mod random;
 pub mod record;

@@ -135,6 +135,19 @@ impl WaitOutcome {
         }
     }
 
+    /// Every job ended well.
+    pub fn done(job_ids: &[String]) -> Self {
+        let message = format!("{} job(s) done", job_ids.len());
+        Self::new(WaitResult::Done, job_ids, message)
+    }
+
+    /// No progress for `stale_ms`.
+    pub fn stale(job_ids: &[String], stale_ms: u64) -> Self {
+        let message =
+            format!("No progress for {stale_ms} ms: stopped waiting (the jobs were not cancelled)");
+        Self::new(WaitResult::Stale, job_ids, message)
+    }
+
     /// Aborted by the waiter's signal; `cancelling` the jobs whose cancel it started.
     pub fn aborted(job_ids: &[String], cancelling: Vec<String>) -> Self {
         let message = if cancelling.is_empty() {
@@ -417,19 +430,13 @@ fn settle(
         waiter.missing_since = None;
     }
     if all_done {
-        let message = format!("{} job(s) done", waiter.jobs.len());
-        return Some(WaitOutcome::new(WaitResult::Done, &waiter.jobs, message));
+        return Some(WaitOutcome::done(&waiter.jobs));
     }
     if moved {
         waiter.progress_at = now_ms;
     }
-    (now_ms.saturating_sub(waiter.progress_at) >= waiter.stale_ms).then(|| {
-        let message = format!(
-            "No progress for {} ms: stopped waiting (the jobs were not cancelled)",
-            waiter.stale_ms
-        );
-        WaitOutcome::new(WaitResult::Stale, &waiter.jobs, message)
-    })
+    (now_ms.saturating_sub(waiter.progress_at) >= waiter.stale_ms)
+        .then(|| WaitOutcome::stale(&waiter.jobs, waiter.stale_ms))
 }
 
 fn failed(job_ids: &[String], record: &JobRecord) -> WaitOutcome {
