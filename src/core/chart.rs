@@ -15,11 +15,16 @@
 //! answers `200`, `400`, `401`, `403` or `500`, never `404`: a `404` means a Superset without
 //! it (6.1.0's HTML page), and the guard does not ask that server again.
 
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::error::GuardError;
 use super::ids::quote;
 use super::names::names;
-use super::wait_input::{read_input, WaitInput};
+use super::options::unknown_option;
+use super::wait_input::{read_input, WaitInput, WaitSettings};
+use super::wire::{self, Field, Object};
 
 /// Where chart data is asked for, unless the app says otherwise (`url`).
 pub const DEFAULT_CHART_DATA_URL: &str = "/api/v1/chart/data";
@@ -56,6 +61,52 @@ pub fn is_same_origin_path(url: &str) -> bool {
         && !url.starts_with("//")
         && !url.starts_with("/\\")
         && !url.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+/// `query()`'s options as JSON writes them (the shell takes `signal` out first).
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct OptionsWire {
+    /// Taken out before; named so that an unknown key's message lists it as known.
+    #[allow(dead_code)]
+    signal: Option<IgnoredAny>,
+    stale_timeout_ms: Field<Option<f64>>,
+    cancel_on_close: Field<Option<bool>>,
+    url: Field<Option<String>>,
+}
+
+const URL_RULE: &str = "`url` must be a path of this site (starting with one `/`)";
+
+/// `query()`'s options, read: its wait's settings and where to send it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuerySettings {
+    pub wait: WaitSettings,
+    pub url: String,
+}
+
+impl QuerySettings {
+    /// Reads `query()`'s options (without `signal`), once, as `waitFor`'s are read, and `url`
+    /// (default [`DEFAULT_CHART_DATA_URL`]): a path of this site.
+    pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
+        let w: Option<Object<OptionsWire>> = wire::read(
+            value,
+            "query's options must be an object, null or undefined",
+        )
+        .map_err(|m| unknown_option(&m, " of query").unwrap_or(GuardError::InvalidOptions(m)))?;
+        let w = w.map(|Object(w)| w).unwrap_or_default();
+        let url = w
+            .url
+            .nullable()
+            .map_err(|_| GuardError::InvalidOptions(URL_RULE.to_owned()))?
+            .unwrap_or_else(|| DEFAULT_CHART_DATA_URL.to_owned());
+        if !is_same_origin_path(&url) {
+            return Err(GuardError::InvalidOptions(URL_RULE.to_owned()));
+        }
+        Ok(Self {
+            wait: WaitSettings::of(w.stale_timeout_ms, w.cancel_on_close, guards)?,
+            url,
+        })
+    }
 }
 
 /// What a chart-data request's answer means.
@@ -287,6 +338,33 @@ mod tests {
         );
         let many = json!({"errors": vec![json!({"message": "m"}); 100]});
         assert_eq!(errors_of(Some(&many)).len(), MAX_ERRORS);
+    }
+
+    #[test]
+    fn the_options_are_an_object_of_known_keys_and_url_a_path_of_this_site() {
+        use crate::core::quiet::Json;
+        let read = |v: Value| QuerySettings::read(Json(&v), true);
+        let d = read(json!(null)).unwrap();
+        assert_eq!(d.url, DEFAULT_CHART_DATA_URL);
+        assert!(d.wait.cancel_on_close);
+        let given =
+            read(json!({"url": "/chart/data", "staleTimeoutMs": 5, "cancelOnClose": false}))
+                .unwrap();
+        assert_eq!(
+            (given.url.as_str(), given.wait.stale_ms),
+            ("/chart/data", 5)
+        );
+        assert!(!given.wait.cancel_on_close);
+        for (bad, says) in [
+            (json!({"url": "https://evil.test/x"}), "`url`"),
+            (json!({"url": 5}), "`url`"),
+            (json!({"staleTimeoutMs": 0}), "`staleTimeoutMs`"),
+            (json!({"urll": "/x"}), "unknown option `urll` of query"),
+            (json!([1]), "must be an object"),
+        ] {
+            let e = read(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

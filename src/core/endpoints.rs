@@ -149,6 +149,11 @@ pub fn encode_uri_component(s: &str) -> String {
 /// and their ids fit with room to spare. Of a longer page the guard reads this much.
 pub const MAX_PAGE_CHARS: usize = 2 * 1024 * 1024;
 
+/// The longest chart-data result `query()` hands over (UTF-16 code units): the guard does not
+/// read a result, it hands the text to `JSON.parse`; a longer one is a failure rather than a
+/// page's memory spent on it.
+pub const MAX_RESULT_CHARS: usize = 32 * 1024 * 1024;
+
 /// How much of a body the guard reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -156,6 +161,8 @@ pub enum Limit {
     Body,
     /// A page of an event stream: at most [`MAX_PAGE_CHARS`]; of a longer one, its start.
     Page,
+    /// A chart-data result, handed over: at most [`MAX_RESULT_CHARS`].
+    Result,
 }
 
 impl Limit {
@@ -163,6 +170,7 @@ impl Limit {
         match self {
             Limit::Body => MAX_BODY_CHARS,
             Limit::Page => MAX_PAGE_CHARS,
+            Limit::Result => MAX_RESULT_CHARS,
         }
     }
 }
@@ -174,7 +182,7 @@ pub fn declared_too_long(content_length: Option<&str>, limit: Limit) -> bool {
     let declared = content_length
         .filter(|n| n.len() <= 20 && n.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|n| n.parse::<u64>().ok());
-    limit == Limit::Body && declared.is_some_and(|n| n > 3 * MAX_BODY_CHARS as u64)
+    limit != Limit::Page && declared.is_some_and(|n| n > 3 * limit.chars() as u64)
 }
 
 /// Whether a `Content-Type` is JSON's (`application/json`, or a `+json` type).

@@ -99,23 +99,30 @@ impl WaitSettings {
     /// (`cancelOnClose` the guard's, `guards`); anything but an object, an unknown key, or a
     /// value breaking its rule is refused with the rule as the message.
     pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
-        let invalid = GuardError::InvalidOptions;
         let w: Option<Object<OptionsWire>> = wire::read(
             value,
             "waitFor's options must be an object, null or undefined",
         )
-        .map_err(|m| unknown_option(&m, " of waitFor").unwrap_or(invalid(m)))?;
+        .map_err(|m| unknown_option(&m, " of waitFor").unwrap_or(GuardError::InvalidOptions(m)))?;
         let w = w.map(|Object(w)| w).unwrap_or_default();
-        let stale = w
-            .stale_timeout_ms
+        Self::of(w.stale_timeout_ms, w.cancel_on_close, guards)
+    }
+
+    /// The settings from their two fields (`waitFor`'s, or `query()`'s), each to its rule.
+    pub fn of(
+        stale: Field<Option<f64>>,
+        cancel_on_close: Field<Option<bool>>,
+        guards: bool,
+    ) -> Result<Self, GuardError> {
+        let invalid = GuardError::InvalidOptions;
+        let stale = stale
             .nullable()
             .map_err(|_| invalid(STALE_RULE.to_owned()))?;
         let stale_ms = match stale {
             None => DEFAULT_STALE_MS,
             Some(ms) => whole(ms, 1, MAX_STALE_MS).ok_or_else(|| invalid(STALE_RULE.to_owned()))?,
         };
-        let cancel_on_close = w
-            .cancel_on_close
+        let cancel_on_close = cancel_on_close
             .nullable()
             .map_err(|_| invalid("`cancelOnClose` must be true or false".to_owned()))?
             .unwrap_or(guards);

@@ -295,6 +295,13 @@ impl Waiters {
         self.waiters.iter().any(|w| w.jobs.iter().any(|j| j == job))
     }
 
+    /// Whether a waiter other than those of `ids` awaits `job`.
+    pub fn awaits_except(&self, job: &str, ids: &[u32]) -> bool {
+        self.waiters
+            .iter()
+            .any(|w| !ids.contains(&w.id) && w.jobs.iter().any(|j| j == job))
+    }
+
     /// Whether a waiter that lets its jobs run on at the page's end (`cancelOnClose: false`)
     /// awaits `job`.
     pub fn keeps(&self, job: &str) -> bool {

@@ -111,7 +111,7 @@ fn guards(me: Option<&Rc<RefCell<Inner>>>) -> Vec<Rc<RefCell<Inner>>> {
 
 /// One guard's waiters and the jobs it is cancelling, copied; `None` while it is busy (a call of
 /// it is running further up the stack).
-type View = (Waiters, Vec<String>);
+pub(super) type View = (Waiters, Vec<String>);
 
 fn view_of(guard: &Rc<RefCell<Inner>>) -> Option<View> {
     let g = guard.try_borrow().ok()?;
@@ -167,10 +167,21 @@ pub(super) fn watch_page() {
     });
 }
 
-/// The page is going away: what [`at_page_end`] names is cancelled with `keepalive`
-/// requests, and the page's wait entries are removed.
+/// The page is going away: each running synchronous query is stopped and what
+/// [`at_page_end`] names is cancelled, with `keepalive` requests, and the page's wait entries
+/// are removed.
 fn close() {
     let all = guards(None);
+    let mut stops = Vec::new();
+    for guard in &all {
+        if let Ok(mut g) = guard.try_borrow_mut() {
+            stops.push(super::query::stop_all(
+                &mut g,
+                crate::core::query::QueryReason::PageEnd,
+                &[],
+            ));
+        }
+    }
     let list: Vec<View> = all.iter().map(|g| view_of(g).unwrap_or_default()).collect();
     let page = this_page();
     let mut elsewhere: Vec<String> = Vec::new();
@@ -209,6 +220,14 @@ fn close() {
             g.waiting.entry.state.closed = true;
         }
     }
+    send_keepalive(requests);
+    for stop in stops {
+        super::query::send_stops(stop);
+    }
+}
+
+/// Sends each request with `fetch(…, { keepalive: true })`: best effort, its answer not read.
+pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>) {
     let global = js_sys::global();
     for (request, fetch) in requests {
         let Some(fetch) = fetch_of(fetch.as_ref()) else {

@@ -14,6 +14,7 @@ use super::cancel;
 use super::clock::DateClock;
 use super::dom;
 use super::listeners::Listeners;
+use super::query;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
 use super::tabs::{TabHost, TabSync};
@@ -26,6 +27,7 @@ use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
 use crate::core::model::JobMetadata;
 use crate::core::options::StorageKind;
+use crate::core::query::QueryReason;
 use crate::core::session::Session;
 use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
@@ -138,6 +140,7 @@ impl JobGuard {
             tabs: None,
             cancels: Vec::new(),
             waiting: Default::default(),
+            queries: Default::default(),
             #[cfg(feature = "follow")]
             following: Default::default(),
             #[cfg(feature = "follow")]
@@ -237,14 +240,16 @@ impl JobGuard {
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?;
         let session = session.read(|d| Session::from_login(d))?;
-        let (signed, switched, in_flight) = self.with(|g| {
+        let (signed, switched, in_flight, stops) = self.with(|g| {
             let who = session.clone();
             let signed = g.store.sign_in(session)?;
             let switched = !signed
                 .previous
                 .as_ref()
                 .is_some_and(|s| s.same_identity(&who));
-            // Another identity ends the cancels the previous one started.
+            // Another identity ends the cancels and queries the previous one started (nothing
+            // is sent for them as the new user).
+            let stops = switched.then(|| query::stop_all(g, QueryReason::UserChanged, &[]));
             let in_flight = if switched {
                 g.announce(Change::UserChanged);
                 g.end_cancels()
@@ -257,10 +262,13 @@ impl JobGuard {
                 }
                 None
             };
-            Ok((signed, switched, in_flight))
+            Ok((signed, switched, in_flight, stops))
         })?;
         if let Some(controller) = in_flight {
             dom::abort(&controller);
+        }
+        if let Some(stops) = stops {
+            query::send_stops(stops);
         }
         // A follow that a 401 stopped resumes.
         #[cfg(feature = "follow")]
@@ -276,19 +284,24 @@ impl JobGuard {
         })
     }
 
-    /// Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
-    /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
-    /// announces nothing.
+    /// Stops the session's queries on the server (with `keepalive`, while the session still
+    /// is), then removes every key of the namespace and Superset's `last_async_event_id`, and
+    /// ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
+    /// no records) announces nothing.
     pub fn logout(&self) -> Result<Js<PurgeResult>, JsValue> {
-        let (purged, removed, in_flight) = self.with(|g| {
+        let others = super::closing::others(&self.inner).unwrap_or_default();
+        let (purged, removed, in_flight, stops) = self.with(|g| {
+            let stops = query::stop_all(g, QueryReason::Logout, &others);
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
             if removed {
                 g.announce(Change::Logout);
             }
-            Ok((purged, removed, in_flight))
+            Ok((purged, removed, in_flight, stops))
         })?;
-        // Abort outside the borrow: abort listeners run synchronously.
+        // Sent before this call returns, so before the app's own sign-out request; aborts
+        // outside the borrow (abort listeners run synchronously).
+        query::send_stops(stops);
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }
@@ -426,6 +439,21 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "WaitOptions")] options: JsValue,
     ) -> js_sys::Promise {
         waiting::start(&self.inner, &self.listeners, &input, &options)
+    }
+
+    /// Sends a chart's query (`body`: what the app would POST to `/api/v1/chart/data`; `url`
+    /// overrides the path) with a `client_id` the guard makes (and on the task contract the
+    /// tab id), and follows whatever Superset answers to its result: a `200`, a `202` job read
+    /// at its `result_url`, or `202` tasks asked again for the warm cache. Stopped on the
+    /// server by `signal`, a logout in any tab and the page's end; a user switch drops it.
+    /// Never rejects: settles with a `QueryOutcome`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<QueryOutcome>")]
+    pub fn query(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "QueryBody")] body: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "QueryOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        query::start(&self.inner, &self.listeners, &body, &options)
     }
 
     /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then

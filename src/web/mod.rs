@@ -49,6 +49,8 @@ mod http;
 mod listeners;
 #[cfg(feature = "follow")]
 mod poll;
+mod query;
+mod query_state;
 mod random;
 mod state;
 mod storage;

@@ -41,6 +41,8 @@ pub struct Inner {
     pub waiting: super::wait_state::Waiting,
     /// The cancels running, by job id: a second `cancel()` of the same job shares the first.
     pub cancels: Vec<(String, js_sys::Promise)>,
+    /// `query()`'s queries running.
+    pub queries: super::query_state::Queries,
     /// `follow()`'s holders and its running loop.
     #[cfg(feature = "follow")]
     pub following: Following,

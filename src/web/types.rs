@@ -138,3 +138,22 @@ pub struct WaitInput;
 #[derive(tsify::Tsify)]
 #[tsify(type = "{ signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean }")]
 pub struct WaitOptions;
+
+// From core/query.rs:
+/// What `query()` sends: the body the app would POST to `/api/v1/chart/data` (a query context:
+/// `datasource`, `queries`, `form_data`, …), to which the guard adds `client_id` (and `tab_id`
+/// on the task contract).
+#[derive(tsify::Tsify)]
+#[tsify(type = "Record<string, unknown>")]
+pub struct QueryBody;
+
+// From core/query.rs:
+/// `query()`'s options: `signal` (its abort stops the query on the server), `staleTimeoutMs`
+/// (default 600000: no answer or progress for that long stops it), `cancelOnClose` (default the
+/// guard's: whether the page's end stops it), `url` (default `/api/v1/chart/data`: a path of
+/// this site).
+#[derive(tsify::Tsify)]
+#[tsify(
+    type = "{ signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean; url?: string }"
+)]
+pub struct QueryOptions;

@@ -10,12 +10,19 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use crate::core::awaited::EntryState;
-use crate::core::waiters::Waiters;
+use crate::core::waiters::{WaitOutcome, Waiters};
 
-/// One waiter's promise: its `resolve`, and the abort listener on its signal.
+/// Who hears a waiter's outcome: the app (its promise's `resolve`), or a `query()` of the
+/// guard (a Rust continuation).
+pub(super) enum Resolve {
+    Js(Function),
+    Rust(Box<dyn FnOnce(WaitOutcome)>),
+}
+
+/// One waiter: who hears its outcome, and the abort listener on its signal.
 pub(super) struct Pending {
     pub(super) id: u32,
-    pub(super) resolve: Function,
+    pub(super) resolve: Resolve,
     pub(super) signal: Option<(AbortSignal, Closure<dyn FnMut()>)>,
 }
 

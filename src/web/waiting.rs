@@ -16,7 +16,7 @@ use std::rc::{Rc, Weak};
 
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::AbortController;
+use web_sys::{AbortController, AbortSignal};
 
 use super::boundary::to_js;
 use super::cancel;
@@ -27,11 +27,11 @@ use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
 use super::state::Inner;
 use super::wait_input::{self, admit_all, hearing_of, read_options, WaitOptions};
-use super::wait_state::{Pending, Waiting};
+use super::wait_state::{Pending, Resolve, Waiting};
 use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
 use crate::core::tabs::{Change, Source};
-use crate::core::wait_input::WaitInput;
+use crate::core::wait_input::{WaitInput, WaitSettings};
 use crate::core::waiters::{Hearing, Refused, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
@@ -90,6 +90,34 @@ pub fn start(
         Ok(input) => input,
         Err(refused) => return refusal(&[], None, refused),
     };
+    let mut resolver = None;
+    let promise = Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
+    let Some(resolve) = resolver else {
+        return promise;
+    };
+    match register(
+        inner,
+        listeners,
+        input,
+        settings,
+        signal,
+        Resolve::Js(resolve),
+    ) {
+        Ok(_) => promise,
+        Err(refused) => settled(&refused),
+    }
+}
+
+/// Registers a waiter for `input` (a `202` body is recorded first) now: its id and the jobs it
+/// awaits, or the outcome that refused it (nothing registered). `then` hears its outcome.
+pub(super) fn register(
+    inner: &Rc<RefCell<Inner>>,
+    listeners: &Rc<RefCell<Listeners>>,
+    input: WaitInput,
+    settings: WaitSettings,
+    signal: Option<AbortSignal>,
+    then: Resolve,
+) -> Result<(u32, Vec<String>), WaitOutcome> {
     let recorded = !matches!(input, WaitInput::Ids(_));
     let admitted = match inner.try_borrow_mut() {
         Ok(mut guard) => admit_all(&mut guard, input),
@@ -104,17 +132,15 @@ pub fn start(
     };
     let (jobs, owner) = match admitted {
         Ok(admitted) => admitted,
-        Err((jobs, job, refused)) => return refusal(&jobs, job.as_deref(), refused),
+        Err((jobs, job, (reason, message))) => {
+            return Err(WaitOutcome::refused(&jobs, job.as_deref(), reason, message));
+        }
     };
     if recorded {
         Listeners::notify(listeners, Change::JobsChanged, Source::Local);
     }
-    let mut resolver = None;
-    let promise = Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    let Some(resolve) = resolver else {
-        return promise;
-    };
     let me = Guard::of(inner, listeners);
+    let awaited = jobs.clone();
     let added = inner.try_borrow_mut().ok().map(|mut guard| {
         let id = guard.waiting.rules.add(
             jobs,
@@ -126,19 +152,24 @@ pub fn start(
         guard.waiting.active.set(true);
         guard.waiting.pending.push(Pending {
             id,
-            resolve,
+            resolve: then,
             signal: None,
         });
         id
     });
     let Some(id) = added else {
-        return promise;
+        return Err(WaitOutcome::refused(
+            &awaited,
+            None,
+            WaitRefusal::InvalidInput,
+            "the guard's state was in use".to_owned(),
+        ));
     };
     // Aborted already (a 202 that came after its query was superseded): recorded, and what no
     // other waiter awaits is cancelled at once, as by an abort a moment later.
     if signal.as_ref().is_some_and(dom::is_aborted) {
         abort(&me, id);
-        return promise;
+        return Ok((id, awaited));
     }
     if let Some(signal) = signal {
         let on_abort = {
@@ -158,7 +189,7 @@ pub fn start(
     // A job that has already ended settles the waiter now (its promise resolves after this
     // call returns, as a promise does); the wait entry is written.
     check(&me);
-    promise
+    Ok((id, awaited))
 }
 
 /// Re-reads every waiter and settles those that can; then keeps the timer, the wait entry and
@@ -211,9 +242,12 @@ fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) 
             let _ = signal
                 .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
         }
-        let _ = pending
-            .resolve
-            .call1(&JsValue::UNDEFINED, &frozen(&outcome));
+        match pending.resolve {
+            Resolve::Js(resolve) => {
+                let _ = resolve.call1(&JsValue::UNDEFINED, &frozen(&outcome));
+            }
+            Resolve::Rust(then) => then(outcome),
+        }
     }
     if let Some(follow) = stop {
         dom::abort(&follow);
@@ -270,35 +304,60 @@ fn abort(me: &Guard, id: u32) {
     let (Some(inner), Some(listeners)) = (me.inner.upgrade(), me.listeners.upgrade()) else {
         return;
     };
-    let busy = || {
+    // What the page's other guards await is read after the waiter goes; a guard of the page
+    // that is busy now is asked once its call has returned.
+    if closing::others(&inner).is_none() {
         let me = me.clone();
-        later(move || abort(&me, id));
-    };
-    // What the page's other guards await, read before this one is borrowed.
-    let Some(others) = closing::others(&inner) else {
-        return busy();
-    };
+        return later(move || abort(&me, id));
+    }
     let Ok(mut guard) = inner.try_borrow_mut() else {
-        return busy();
+        let me = me.clone();
+        return later(move || abort(&me, id));
     };
     let Some((jobs, alone)) = guard.waiting.rules.remove(id) else {
         return;
     };
-    let elsewhere = guard.store.awaited_elsewhere(&closing::this_page());
-    let chosen = closing::with_views(&others, |views| after_abort(alone, views, &elsewhere));
-    let cancelling: Vec<String> = chosen
-        .into_iter()
-        .filter(|job| guard.store.check_cancel(job).is_allowed())
-        .collect();
     let pending = guard.waiting.take(id);
     let stop = tidy(&mut guard, me, DateClock.now_ms());
     drop(guard);
-    for job in &cancelling {
-        // Never rejects; its outcome reaches the record and `subscribe`'s listeners.
-        let _ = cancel::start(&inner, &listeners, job.clone(), None);
-    }
+    let cancelling = cancel_unawaited(&inner, &listeners, alone);
     let outcome = WaitOutcome::aborted(&jobs, cancelling);
     finish(pending.map(|p| (p, outcome)).into_iter().collect(), stop);
+}
+
+/// Cancels, through `cancel()`'s path, each of `alone` (jobs no waiter of this guard awaits any
+/// more) that no waiter of the page's other guards or of another tab awaits, whose cancel no
+/// other guard has in flight, and that the session may cancel; the ones it started. (Outside
+/// any borrow: it reads the page's other guards.)
+pub(super) fn cancel_unawaited(
+    inner: &Rc<RefCell<Inner>>,
+    listeners: &Rc<RefCell<Listeners>>,
+    alone: Vec<String>,
+) -> Vec<String> {
+    if alone.is_empty() {
+        return alone;
+    }
+    // A guard of the page that is busy cannot say what it awaits: nothing is cancelled.
+    let Some(others) = closing::others(inner) else {
+        return Vec::new();
+    };
+    let cancelling: Vec<String> = match inner.try_borrow_mut() {
+        Ok(mut guard) => {
+            let elsewhere = guard.store.awaited_elsewhere(&closing::this_page());
+            let chosen =
+                closing::with_views(&others, |views| after_abort(alone, views, &elsewhere));
+            chosen
+                .into_iter()
+                .filter(|job| guard.store.check_cancel(job).is_allowed())
+                .collect()
+        }
+        Err(_) => Vec::new(),
+    };
+    for job in &cancelling {
+        // Never rejects; its outcome reaches the record and `subscribe`'s listeners.
+        let _ = cancel::start(inner, listeners, job.clone(), None);
+    }
+    cancelling
 }
 
 /// Holds `follow()` for the waiters (once: the hold lasts while anything waits).

@@ -1,0 +1,60 @@
+//! The guard's running `query()`s as its state holds them ([`Queries`]): plain data, that
+//! [`super::query`] drives and that a logout, a user switch and the page's end read to stop
+//! them on the server.
+
+use std::collections::BTreeSet;
+
+use web_sys::AbortController;
+
+use crate::core::chart::StopResult;
+use crate::core::query::{Phase, QueryReason};
+use crate::core::response::Contract;
+use crate::core::session::Session;
+
+/// One query running.
+pub(super) struct RunningQuery {
+    pub(super) id: u32,
+    /// Aborting it ends what the query waits for now: its request, its waiter (whose abort
+    /// cancels what no other waiter awaits), its result's read.
+    pub(super) controller: AbortController,
+    /// Where it is (its driver keeps it current).
+    pub(super) phase: Phase,
+    pub(super) client_id: String,
+    /// Where a synchronous query of it is stopped.
+    pub(super) stop_url: String,
+    /// The session that sent it.
+    pub(super) owner: Session,
+    /// The jobs its `202` named (each by its record's id), the tab id that `202` carried, and
+    /// their contract: enough to cancel them once their records are gone (another tab's
+    /// logout).
+    pub(super) jobs: Vec<String>,
+    pub(super) tab_id: Option<String>,
+    pub(super) contract: Contract,
+    /// Its waiter's id among the guard's, while it waits.
+    pub(super) waiter: Option<u32>,
+    /// Why it is being stopped, once it is.
+    pub(super) reason: Option<QueryReason>,
+    /// How the server was told, where that was done for it (a logout, the page's end).
+    pub(super) stop: Option<StopResult>,
+    pub(super) cancelling: Vec<String>,
+}
+
+/// The guard's queries.
+#[derive(Default)]
+pub struct Queries {
+    pub(super) running: Vec<RunningQuery>,
+    pub(super) next: u32,
+    /// The stop URLs a server answered `404` (it has no stop endpoint): not asked again.
+    pub(super) no_stop: BTreeSet<String>,
+}
+
+impl Queries {
+    pub(super) fn get(&mut self, id: u32) -> Option<&mut RunningQuery> {
+        self.running.iter_mut().find(|q| q.id == id)
+    }
+
+    /// The ids of the queries' own waiters.
+    pub(super) fn waiters(&self) -> Vec<u32> {
+        self.running.iter().filter_map(|q| q.waiter).collect()
+    }
+}

@@ -1,0 +1,404 @@
+//! Browser tests (Chromium and Firefox) of `JobGuard.query()` against a stand-in of Superset's
+//! chart-data endpoints behind an injected `fetch`, each answer it can give: synchronous (with
+//! and without the stop endpoint), 6.1.0's async_event job read at its `result_url`, the task
+//! framework's tasks asked again for the warm cache, `401`, `403`, errors; and each way a query
+//! is stopped: its signal, a logout in this tab or another, a user switch, the page's end.
+#![cfg(all(target_arch = "wasm32", feature = "follow"))]
+
+use serde_json::{json, Value};
+use superset_job_guard::web::JobGuard;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+mod support;
+use support::wait::{pagehide, until, T1};
+use support::*;
+
+/// The server. `state.modes` (shifted per chart-data POST, else `state.mode`) says how it
+/// answers: `sync` (200 `state.result`), `hang` (until aborted, or `state.release()`), `tasks`
+/// (202 `{task_ids: [T1]}`; then `status_changes` says `state.task`), `job` (202 job metadata;
+/// its event stream says `state.job`), or a status number. `state.noStop` makes the stop
+/// endpoint an HTML 404.
+const SERVER: &str = r#"
+const requests = log;
+const json = (body, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+state.stopped = [];
+return async function fetch(url, init = {}) {
+  url = String(url);
+  const method = init.method ?? "GET";
+  let body = null;
+  try { body = init.body ? JSON.parse(init.body) : null; } catch {}
+  const headers = init.headers ?? {};
+  requests.push({ method, url, body, keepalive: init.keepalive === true, csrf: headers["X-CSRFToken"] ?? null });
+  const { pathname } = new URL(url, "http://superset.test");
+  if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
+    if (state.noStop) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
+    state.stopped.push(body?.client_id);
+    state.release?.();
+    return json({ message: "Query stopped" });
+  }
+  if (pathname === "/api/v1/chart/data" && method === "POST") {
+    const mode = state.modes?.length ? state.modes.shift() : state.mode;
+    if (mode === "sync") return json(state.result);
+    if (mode === "hang") {
+      return new Promise((resolve, reject) => {
+        state.release = () => resolve(json({ message: "canceled" }, 500));
+        init.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+      });
+    }
+    if (mode === "late") {
+      return new Promise((resolve) => { state.release = () => resolve(json(state.result)); });
+    }
+    if (mode === "tasks") return json({ task_ids: [state.taskId], cursor: "2026-12-06T10:00:00", tab_id: body?.tab_id }, 202);
+    if (mode === "job") {
+      return json({ channel_id: "c1", job_id: "job-1", user_id: "1", status: "pending", errors: [], result_url: null }, 202);
+    }
+    if (typeof mode === "number") return json(state.errorBody ?? { message: "no" }, mode);
+  }
+  if (pathname === "/api/v1/task/status_changes") {
+    return json({ statuses: { [state.taskId]: { status: state.task ?? "pending", progress: 0 } }, cursor: "2026-12-06T10:00:01" });
+  }
+  const status = pathname.match(/^\/api\/v1\/task\/([^/]+)\/status$/);
+  if (status) return json({ status: state.task ?? "pending" });
+  const cancel = pathname.match(/^\/api\/v1\/task\/([^/]+)\/cancel$/);
+  if (cancel && method === "POST") { state.task = "aborted"; return json({ message: "Task cancelled", action: "aborted", task: { uuid: cancel[1] } }); }
+  if (pathname === "/api/v1/async_event/") {
+    if (!state.job) return json({ result: [] });
+    return json({ result: [{ id: "1-0", channel_id: "c1", job_id: "job-1", user_id: "1", status: state.job,
+                             errors: [], result_url: state.job === "done" ? "/api/v1/chart/data/qc-1" : null }] });
+  }
+  if (pathname === "/api/v1/chart/data/qc-1" && method === "GET") return json(state.result);
+  const jobCancel = pathname.match(/^\/api\/v1\/async_event\/([^/]+)\/cancel$/);
+  if (jobCancel && method === "POST") return json({ result: { job_id: jobCancel[1], status: "cancelled" } });
+  return new Response("not here", { status: 404 });
+};
+"#;
+
+struct Server {
+    fetch: js_sys::Function,
+    state: JsValue,
+    requests: js_sys::Array,
+}
+
+impl Server {
+    fn new(state: Value) -> Self {
+        let requests = js_sys::Array::new();
+        let state = js(state);
+        let fetch = scripted_fetch(SERVER, &state, &requests);
+        Self {
+            fetch,
+            state,
+            requests,
+        }
+    }
+
+    fn set(&self, key: &str, value: Value) {
+        js_sys::Reflect::set(&self.state, &key.into(), &js(value)).unwrap();
+    }
+
+    fn release(&self) {
+        let release = js_sys::Reflect::get(&self.state, &"release".into()).unwrap();
+        release
+            .dyn_into::<js_sys::Function>()
+            .unwrap()
+            .call0(&JsValue::NULL)
+            .unwrap();
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        self.requests.iter().map(|r| rust(&r)).collect()
+    }
+
+    fn to(&self, path: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with(path)))
+            .collect()
+    }
+}
+
+fn guard(ns: &str, server: &Server, extra: Value) -> JobGuard {
+    let options = js(json!({ "namespace": ns, "headers": { "X-CSRFToken": "csrf-1" } }));
+    js_sys::Object::assign(
+        options.unchecked_ref::<js_sys::Object>(),
+        js(extra).unchecked_ref::<js_sys::Object>(),
+    );
+    js_sys::Reflect::set(&options, &"fetch".into(), &server.fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    g
+}
+
+const BODY: &str = r#"{"datasource": {"id": 1, "type": "table"}, "queries": [{"columns": ["region"]}], "result_type": "full"}"#;
+
+fn body() -> JsValue {
+    js_sys::JSON::parse(BODY).unwrap()
+}
+
+fn query(g: &JobGuard, options: Value) -> js_sys::Promise {
+    g.query(body(), js(options))
+}
+
+fn with_signal(controller: &web_sys::AbortController, extra: Value) -> JsValue {
+    let options = js(extra);
+    js_sys::Reflect::set(&options, &"signal".into(), &controller.signal()).unwrap();
+    options
+}
+
+async fn settled(promise: js_sys::Promise) -> (Value, JsValue) {
+    let outcome = JsFuture::from(promise).await.expect("query never rejects");
+    let result = js_sys::Reflect::get(&outcome, &"result".into()).unwrap();
+    (rust(&outcome), result)
+}
+
+fn result() -> Value {
+    json!({ "result": [{ "data": [{ "region": "EMEA", "sales": 1.5 }], "rowcount": 1, "colnames": ["region", "sales"] }] })
+}
+
+#[wasm_bindgen_test]
+async fn a_synchronous_answer_is_done_with_the_servers_json_exactly_and_the_client_id_sent() {
+    let ns = fresh("q-sync");
+    let server = Server::new(json!({ "mode": "sync", "result": result() }));
+    let g = guard(&ns, &server, json!({}));
+    let (outcome, got) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(rust(&got), result());
+    let posts = server.to("/api/v1/chart/data");
+    assert_eq!(posts.len(), 1);
+    let sent = &posts[0]["body"];
+    assert_eq!(sent["datasource"]["id"], 1, "the app's body, as it was");
+    assert_eq!(sent["client_id"], outcome["clientId"]);
+    assert!(
+        sent.get("tab_id").is_none(),
+        "no tab id on the async_event contract"
+    );
+    assert_eq!(posts[0]["csrf"], "csrf-1");
+}
+
+#[wasm_bindgen_test]
+async fn tasks_are_waited_for_and_the_warm_cache_read_with_the_tab_id_sent() {
+    let ns = fresh("q-tasks");
+    let server =
+        Server::new(json!({ "modes": ["tasks", "sync"], "taskId": T1, "result": result() }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({ "contract": "task", "tabId": "tab-q" }),
+    );
+    let _stop = g
+        .follow(js(json!({ "intervalMs": 100, "maxIntervalMs": 200 })))
+        .unwrap();
+    let promise = query(&g, json!({}));
+    sleep(300).await;
+    server.set("task", json!("success"));
+    let (outcome, got) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(outcome["jobIds"], json!([T1]));
+    assert_eq!(rust(&got), result());
+    let posts = server.to("/api/v1/chart/data");
+    assert_eq!(
+        posts.len(),
+        2,
+        "the query, then the same again for the warm cache"
+    );
+    assert_eq!(posts[0]["body"]["tab_id"], "tab-q");
+    assert_eq!(posts[1]["body"], posts[0]["body"]);
+}
+
+#[wasm_bindgen_test]
+async fn a_job_is_waited_for_and_its_result_url_read() {
+    let ns = fresh("q-job");
+    let server = Server::new(json!({ "mode": "job", "result": result() }));
+    let g = guard(&ns, &server, json!({}));
+    let _stop = g
+        .follow(js(json!({ "intervalMs": 100, "maxIntervalMs": 200 })))
+        .unwrap();
+    let promise = query(&g, json!({}));
+    sleep(300).await;
+    server.set("job", json!("done"));
+    let (outcome, got) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(rust(&got), result());
+    assert_eq!(server.to("/api/v1/chart/data/qc-1").len(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn errors_401_and_403_settle_as_themselves_and_nothing_is_retried() {
+    for (status, outcome_kind, reason) in [
+        (401, "unauthenticated", Value::Null),
+        (403, "refused", json!("forbidden")),
+        (400, "failed", Value::Null),
+        (500, "failed", Value::Null),
+    ] {
+        let ns = fresh("q-errors");
+        let server = Server::new(json!({ "mode": status,
+            "errorBody": { "errors": [{ "message": "relation \"x\" does not exist", "error_type": "GENERIC_DB_ENGINE_ERROR" }] } }));
+        let g = guard(&ns, &server, json!({}));
+        let (outcome, got) = settled(query(&g, json!({}))).await;
+        assert_eq!(outcome["outcome"], outcome_kind, "{status}: {outcome}");
+        assert_eq!(outcome["reason"], reason, "{status}");
+        assert_eq!(outcome["httpStatus"], status);
+        assert!(got.is_null());
+        assert_eq!(
+            server.to("/api/v1/chart/data").len(),
+            1,
+            "{status}: not retried"
+        );
+        if outcome_kind == "failed" {
+            assert_eq!(
+                outcome["errors"][0]["error_type"],
+                "GENERIC_DB_ENGINE_ERROR"
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_without_the_endpoint_is_asked_once(
+) {
+    let ns = fresh("q-stop");
+    let server = Server::new(json!({ "mode": "hang" }));
+    let g = guard(&ns, &server, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let promise = g.query(body(), with_signal(&controller, json!({})));
+    sleep(100).await;
+    controller.abort();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "aborted", "{outcome}");
+    assert_eq!(outcome["reason"], "signal");
+    assert_eq!(outcome["stop"], "stopped");
+    let stops = server.to("/api/v1/chart/data/stop");
+    assert_eq!(stops.len(), 1);
+    assert_eq!(stops[0]["body"]["client_id"], outcome["clientId"]);
+    assert_eq!(stops[0]["csrf"], "csrf-1");
+
+    // A Superset without the endpoint (an HTML 404): `unsupported`, and not asked again.
+    server.set("noStop", json!(true));
+    for expected_stops in [2, 2] {
+        let controller = web_sys::AbortController::new().unwrap();
+        let promise = g.query(body(), with_signal(&controller, json!({})));
+        sleep(100).await;
+        controller.abort();
+        let (outcome, _) = settled(promise).await;
+        assert_eq!(outcome["stop"], "unsupported", "{outcome}");
+        assert_eq!(server.to("/api/v1/chart/data/stop").len(), expected_stops);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn an_aborted_task_query_cancels_its_task_and_an_answer_after_the_stop_is_dropped() {
+    let ns = fresh("q-abort-task");
+    let server = Server::new(json!({ "mode": "tasks", "taskId": T1 }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({ "contract": "task", "tabId": "tab-q" }),
+    );
+    let controller = web_sys::AbortController::new().unwrap();
+    let promise = g.query(body(), with_signal(&controller, json!({})));
+    until(2000, || !server.to("/api/v1/chart/data").is_empty()).await;
+    sleep(100).await;
+    controller.abort();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "aborted", "{outcome}");
+    assert_eq!(outcome["stop"], "cancelling");
+    assert_eq!(outcome["cancelling"], json!([T1]));
+    until(2000, || {
+        !server.to(&format!("/api/v1/task/{T1}/cancel")).is_empty()
+    })
+    .await;
+    let cancels = server.to(&format!("/api/v1/task/{T1}/cancel"));
+    assert_eq!(cancels.len(), 1);
+    assert_eq!(cancels[0]["body"]["tab_id"], "tab-q");
+}
+
+#[wasm_bindgen_test]
+async fn a_logout_stops_the_query_before_the_session_ends_and_its_late_answer_is_dropped() {
+    let ns = fresh("q-logout");
+    let server = Server::new(json!({ "mode": "hang" }));
+    let g = guard(&ns, &server, json!({}));
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    let before = server.requests().len();
+    g.logout().unwrap();
+    // Sent within logout(), with keepalive and the session's CSRF header.
+    let sent: Vec<Value> = server.requests()[before..].to_vec();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["url"], "/api/v1/chart/data/stop");
+    assert_eq!(sent[0]["keepalive"], true);
+    let (outcome, got) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "aborted", "{outcome}");
+    assert_eq!(outcome["reason"], "logout");
+    assert_eq!(outcome["stop"], "sent");
+    assert!(got.is_null());
+
+    // An answer that comes after a user switch is never handed over, and nothing is sent.
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    server.set("mode", json!("late"));
+    server.set("result", result());
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    let before = server.requests().len();
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap();
+    server.release();
+    let (outcome, got) = settled(promise).await;
+    assert_eq!(outcome["reason"], "user_changed", "{outcome}");
+    assert_eq!(outcome["stop"], "not_sent");
+    assert!(
+        got.is_null(),
+        "user 1's answer is not handed to user 2's page"
+    );
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "nothing sent as the new user"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_pages_end_stops_a_synchronous_query_with_keepalive() {
+    let ns = fresh("q-close");
+    let server = Server::new(json!({ "mode": "hang" }));
+    let g = guard(&ns, &server, json!({}));
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    pagehide(true);
+    sleep(50).await;
+    assert!(
+        server.to("/api/v1/chart/data/stop").is_empty(),
+        "bfcache: nothing"
+    );
+    pagehide(false);
+    let stops = server.to("/api/v1/chart/data/stop");
+    assert_eq!(stops.len(), 1, "{stops:?}");
+    assert_eq!(stops[0]["keepalive"], true);
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["reason"], "page_end", "{outcome}");
+}
+
+#[wasm_bindgen_test]
+async fn bad_inputs_are_refused_and_nothing_is_sent() {
+    let ns = fresh("q-bad");
+    let server = Server::new(json!({ "mode": "sync", "result": result() }));
+    let g = guard(&ns, &server, json!({}));
+    for (body, options) in [
+        (js(json!([1])), js(json!({}))),
+        (js(json!("x")), js(json!({}))),
+        (body(), js(json!({ "url": "https://evil.test/data" }))),
+        (body(), js(json!({ "signal": "abort" }))),
+        (body(), js(json!({ "staleTimeoutMs": 0 }))),
+        (body(), js(json!({ "unknown": 1 }))),
+    ] {
+        let (outcome, _) = settled(g.query(body, options)).await;
+        assert_eq!(outcome["outcome"], "refused", "{outcome}");
+        assert_eq!(outcome["reason"], "invalid_input", "{outcome}");
+    }
+    g.logout().unwrap();
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["reason"], "no_session");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
