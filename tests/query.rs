@@ -35,6 +35,10 @@ return async function fetch(url, init = {}) {
   const headers = init.headers ?? {};
   requests.push({ method, url, body, keepalive: init.keepalive === true, csrf: headers["X-CSRFToken"] ?? null });
   const { pathname } = new URL(url, "http://superset.test");
+  // The task framework switched off: every task route answers a JSON 404, chart data a 200.
+  if (state.tasksOff && pathname.startsWith("/api/v1/task/")) return json({ message: "Not found" }, 404);
+  // A role without the Task permissions: 403 from status_changes and from cancel.
+  if (state.noTaskRole && pathname.startsWith("/api/v1/task/")) return json({ message: "Forbidden" }, 403);
   if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
     if (state.noStop) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
     state.stopped.push(body?.client_id);
@@ -42,7 +46,7 @@ return async function fetch(url, init = {}) {
     return json({ message: "Query stopped" });
   }
   if (pathname === "/api/v1/chart/data" && method === "POST") {
-    const mode = state.modes?.length ? state.modes.shift() : state.mode;
+    const mode = state.tasksOff ? "sync" : state.modes?.length ? state.modes.shift() : state.mode;
     if (mode === "sync") return json(state.result);
     if (mode === "hang") {
       return new Promise((resolve, reject) => {
@@ -401,4 +405,83 @@ async fn bad_inputs_are_refused_and_nothing_is_sent() {
     let (outcome, _) = settled(query(&g, json!({}))).await;
     assert_eq!(outcome["reason"], "no_session");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[wasm_bindgen_test]
+async fn the_task_framework_switched_off_answers_synchronously_and_its_404s_are_no_invisible_task()
+{
+    let ns = fresh("q-off");
+    let server = Server::new(json!({ "mode": "tasks", "taskId": T1, "result": result() }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({ "contract": "task", "tabId": "tab-q" }),
+    );
+    // A task recorded while the framework was on; then it is switched off.
+    g.record_tasks(ts(js(json!({ "task_ids": [T1], "cursor": "c" }))))
+        .unwrap();
+    server.set("tasksOff", json!(true));
+    let waiting = g.wait_for(JsValue::from_str(T1), JsValue::UNDEFINED);
+    let outcome = rust(&JsFuture::from(waiting).await.unwrap());
+    assert_eq!(outcome["outcome"], "refused", "{outcome}");
+    assert_eq!(outcome["reason"], "unsupported");
+    // follow() stops: no poll loops on the 404s.
+    let polls = server.to("/api/v1/task/status_changes").len();
+    sleep(800).await;
+    assert_eq!(
+        server.to("/api/v1/task/status_changes").len(),
+        polls,
+        "no more polls"
+    );
+    // A 202 asked for, a 200 answered: done.
+    let (outcome, got) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(rust(&got), result());
+    // A cancel's 404 is told apart from an invisible task: unsupported, the record kept.
+    let cancelled = rust(
+        &JsFuture::from(g.cancel(T1.into(), JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(cancelled["outcome"], "unsupported", "{cancelled}");
+    assert!(!rust(&g.job(T1.into()).unwrap()).is_null(), "kept");
+}
+
+#[wasm_bindgen_test]
+async fn a_403_from_status_changes_stops_follow_with_a_forbidden_change_and_settles_waits() {
+    let ns = fresh("q-forbidden");
+    let server = Server::new(json!({ "mode": "tasks", "taskId": T1 }));
+    let g = guard(
+        &ns,
+        &server,
+        json!({ "contract": "task", "tabId": "tab-q" }),
+    );
+    let changes = js_sys::Array::new();
+    let seen = changes.clone();
+    let listener = wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |c: JsValue| {
+        seen.push(&js_sys::Reflect::get(&c, &"type".into()).unwrap());
+    });
+    let _off = g.subscribe(listener.as_ref().clone()).unwrap();
+    server.set("noTaskRole", json!(true));
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "refused", "{outcome}");
+    assert_eq!(outcome["reason"], "forbidden");
+    assert!(
+        changes.iter().any(|c| c == "forbidden"),
+        "{:?}",
+        rust(&changes)
+    );
+    let polls = server.to("/api/v1/task/status_changes").len();
+    assert_eq!(polls, 1, "never retried");
+    sleep(700).await;
+    assert_eq!(server.to("/api/v1/task/status_changes").len(), polls);
+    // The next login follows again.
+    server.set("noTaskRole", json!(false));
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    server.set("task", json!("success"));
+    server.set("modes", json!(["tasks", "sync"]));
+    server.set("result", result());
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    drop(listener);
 }

@@ -153,6 +153,7 @@ impl Browser {
             let hearing = Hearing {
                 session: current.as_ref(),
                 unauthenticated: g.signed_out,
+                ..Hearing::default()
             };
             let store = &mut g.store;
             let settled = g.waiters.check(now, hearing, |id| store.awaited(id));
@@ -343,6 +344,7 @@ fn step(b: &mut Browser, op: &Op) -> Result<(), TestCaseError> {
             let hearing = Hearing {
                 session: current.as_ref(),
                 unauthenticated: g.signed_out,
+                ..Hearing::default()
             };
             let Ok(owner) = can_hear(hearing, None).cloned() else {
                 return Ok(());

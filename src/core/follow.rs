@@ -268,7 +268,13 @@ pub enum PollAnswer {
     /// The task contract's 400 to a cursor (the endpoint's one 400, "Invalid cursor"): start
     /// again from a fresh cursor, and read the running tasks' statuses so nothing is lost.
     CursorRefused,
-    /// Anything else (a 5xx, a 403, an HTML page, a redirect): back off and try again.
+    /// 403: a role without the permission (7.x: the Task permissions): stop following until
+    /// the next `login` (never retried).
+    Forbidden,
+    /// 404: the stream is not there (the task framework switched off, whose routes all answer
+    /// 404; a Superset without the async_event stream): stop following it for good.
+    Absent,
+    /// Anything else (a 5xx, an HTML page, a redirect): back off and try again.
     Failed,
 }
 
@@ -283,6 +289,8 @@ pub fn classify_poll(
     match status {
         200..=299 if is_json => PollAnswer::Read,
         401 => PollAnswer::SignedOut,
+        403 => PollAnswer::Forbidden,
+        404 => PollAnswer::Absent,
         400 if contract == Contract::Task && sent_cursor => PollAnswer::CursorRefused,
         _ => PollAnswer::Failed,
     }
@@ -659,9 +667,15 @@ mod tests {
             assert_eq!(classify_poll(200, false, contract, true), Failed);
             assert_eq!(classify_poll(401, true, contract, true), SignedOut);
             assert_eq!(classify_poll(401, false, contract, false), SignedOut);
-            for status in [301, 403, 404, 429, 500, 502, 503] {
+            for status in [301, 429, 500, 502, 503] {
                 assert_eq!(classify_poll(status, true, contract, true), Failed);
             }
+            // A role without the permission: stopped until the next login, never retried.
+            assert_eq!(classify_poll(403, true, contract, true), Forbidden);
+            // The stream is not there (the task framework switched off answers 404 on every
+            // task route, with JSON; a Superset without the route, its HTML page).
+            assert_eq!(classify_poll(404, true, contract, true), Absent);
+            assert_eq!(classify_poll(404, false, contract, false), Absent);
         }
         assert_eq!(classify_poll(400, true, Task, true), CursorRefused);
         assert_eq!(classify_poll(400, false, Task, true), CursorRefused);

@@ -60,6 +60,9 @@ names! {
         Removed = "removed",
         /// What was given is not a query, or an option is wrong.
         InvalidInput = "invalid_input",
+        /// The server stopped answering what the query waits on (its task framework switched
+        /// off).
+        Unsupported = "unsupported",
         /// Its signal aborted it.
         Signal = "signal",
         /// A logout, in this tab or another: the query was stopped before the session ended.
@@ -339,6 +342,12 @@ impl QueryLife {
                     }
                     Some(WaitRefusal::InvalidInput) => {
                         (QueryResult::Refused, Some(QueryReason::InvalidInput))
+                    }
+                    Some(WaitRefusal::Forbidden) => {
+                        (QueryResult::Refused, Some(QueryReason::Forbidden))
+                    }
+                    Some(WaitRefusal::Unsupported) => {
+                        (QueryResult::Refused, Some(QueryReason::Unsupported))
                     }
                     None => (QueryResult::Aborted, Some(QueryReason::Signal)),
                     Some(_) => (QueryResult::Refused, Some(QueryReason::Removed)),

@@ -138,8 +138,7 @@ impl JobRecord {
         }
     }
 
-    /// A job's result URL (for this crate's tests).
-    #[cfg(any(test, feature = "test-doubles"))]
+    /// A job's result URL (`query()` reads a job's result there).
     pub fn result_url(&self) -> Option<&str> {
         match &self.kind {
             RecordKind::Job { details, .. } => details.result_url.as_deref(),

@@ -14,12 +14,14 @@ use super::session::Session;
 
 names! {
     /// What changed: a sign-out, another user (or guest), the session's records, or
-    /// (`follow()`) the server answering 401 to the session's poll: its login there has ended.
+    /// (`follow()`) the server answering 401 to the session's poll (its login there has ended)
+    /// or 403 (a role without the Task permission).
     pub enum Change ("not a change") as "GuardChangeType" {
         Logout = "logout",
         UserChanged = "user_changed",
         JobsChanged = "jobs_changed",
         Unauthorized = "unauthorized",
+        Forbidden = "forbidden",
     }
 }
 
@@ -94,7 +96,7 @@ pub fn hear(message: &Message, session: Option<&Session>, shared: bool) -> Heard
     // Another tab's first login as the same user resumes a stopped follow too.
     let resume_follow = change == Change::UserChanged && ours;
     let change = match change {
-        Change::Unauthorized if ours => Some(Change::Unauthorized),
+        Change::Unauthorized | Change::Forbidden if ours => Some(change),
         _ if shared || session.is_none() => None,
         Change::Logout => Some(Change::Logout),
         Change::UserChanged if !ours => Some(Change::UserChanged),
@@ -182,6 +184,14 @@ mod tests {
         );
         assert_eq!(
             hear(&message("unauthorized", Some("2")), Some(&alice), true).change,
+            None
+        );
+        assert_eq!(
+            hear(&message("forbidden", Some("1")), Some(&alice), true).change,
+            Some(Change::Forbidden)
+        );
+        assert_eq!(
+            hear(&message("forbidden", Some("2")), Some(&alice), true).change,
             None
         );
     }

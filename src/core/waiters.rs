@@ -72,6 +72,12 @@ names! {
         /// A job's record went while it waited (evicted over `maxJobs`, removed by page code or
         /// another tab, or this tab left the task).
         Removed = "removed",
+        /// The server answered `403` to the session's poll (a role without the Task
+        /// permission): nothing will be heard until the next `login`.
+        Forbidden = "forbidden",
+        /// The server has no stream to follow (its task framework is switched off: every task
+        /// route answers 404).
+        Unsupported = "unsupported",
     }
 }
 
@@ -169,12 +175,14 @@ impl WaitOutcome {
 /// A refusal and its message.
 pub type Refused = (WaitRefusal, String);
 
-/// What a waiter can hear: the session now, and whether the server answered `401` to its poll
-/// since the last `login`.
-#[derive(Clone, Copy, Debug)]
+/// What a waiter can hear: the session now, and whether the server answered `401` or `403` to
+/// its poll since the last `login`, or `404` (no stream at all).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Hearing<'a> {
     pub session: Option<&'a Session>,
     pub unauthenticated: bool,
+    pub forbidden: bool,
+    pub absent: bool,
 }
 
 /// Whether a waiter admitted under `owner` (or about to be, `None`) can still hear anything
@@ -199,6 +207,22 @@ pub fn can_hear<'a>(hearing: Hearing<'a>, owner: Option<&Session>) -> Result<&'a
             WaitRefusal::Unauthenticated,
             "The server answered 401 (the session's login ended there): nothing is heard until \
              the next login"
+                .to_owned(),
+        ));
+    }
+    if hearing.forbidden {
+        return Err((
+            WaitRefusal::Forbidden,
+            "The server answered 403 to the poll (a role without the Task permission): nothing \
+             is heard until the next login"
+                .to_owned(),
+        ));
+    }
+    if hearing.absent {
+        return Err((
+            WaitRefusal::Unsupported,
+            "The server has no stream to follow (its task framework is off: its task routes \
+             answer 404)"
                 .to_owned(),
         ));
     }
@@ -505,7 +529,7 @@ mod tests {
     fn heard(session: &Session) -> Hearing<'_> {
         Hearing {
             session: Some(session),
-            unauthenticated: false,
+            ..Hearing::default()
         }
     }
 
@@ -651,20 +675,31 @@ mod tests {
         let alice = user(1);
         let bob = user(2);
         for (hearing, reason) in [
-            (
-                Hearing {
-                    session: None,
-                    unauthenticated: false,
-                },
-                WaitRefusal::NoSession,
-            ),
+            (Hearing::default(), WaitRefusal::NoSession),
             (heard(&bob), WaitRefusal::UserChanged),
             (
                 Hearing {
                     session: Some(&alice),
                     unauthenticated: true,
+                    ..Hearing::default()
                 },
                 WaitRefusal::Unauthenticated,
+            ),
+            (
+                Hearing {
+                    session: Some(&alice),
+                    forbidden: true,
+                    ..Hearing::default()
+                },
+                WaitRefusal::Forbidden,
+            ),
+            (
+                Hearing {
+                    session: Some(&alice),
+                    absent: true,
+                    ..Hearing::default()
+                },
+                WaitRefusal::Unsupported,
             ),
         ] {
             let mut waiters = Waiters::default();

@@ -27,6 +27,8 @@ use crate::core::clock::Clock;
 use crate::core::endpoints::{read_status, reading, Limit, Read};
 use crate::core::model::TaskStatus;
 use crate::core::options::GuardOptions;
+#[cfg(feature = "follow")]
+use crate::core::response::Outcome;
 use crate::core::response::{Contract, Reply};
 use crate::core::tabs::{Change, Source};
 
@@ -85,7 +87,7 @@ async fn run(
     job_id: String,
     app_signal: Option<AbortSignal>,
 ) -> CancelOutcome {
-    let (mut flow, client, post, status) = {
+    let (mut flow, client, post, status, contract, probe) = {
         let Ok(mut guard) = inner.try_borrow_mut() else {
             // Only reachable if JS re-entered the guard from inside a guard call.
             return CancelFlow::new(&job_id, Default::default(), Default::default(), 0).aborted();
@@ -107,12 +109,18 @@ async fn run(
                 None,
             )
         });
+        // A route the task framework always has: a 404 there too says it is switched off.
+        #[cfg(feature = "follow")]
+        let probe = Request::new(options.changes_url(None), &options.headers, "GET", None);
+        #[cfg(not(feature = "follow"))]
+        let probe = ();
         let sender = Sender {
             fetch: guard.fetch.clone(),
             timeout_ms: timeout_ms as f64,
         };
         let logout = guard.logout_signal();
-        (flow, Client::new(sender, app_signal, logout), post, status)
+        let client = Client::new(sender, app_signal, logout);
+        (flow, client, post, status, contract, probe)
     };
 
     let outcome = loop {
@@ -142,6 +150,14 @@ async fn run(
             Step::Wait(ms) => client.sleep(ms).await,
         }
     };
+    #[cfg(feature = "follow")]
+    let outcome = if outcome.http_status == Some(404) && contract == Contract::Task {
+        framework_off(&inner, &client, &probe, outcome).await
+    } else {
+        outcome
+    };
+    #[cfg(not(feature = "follow"))]
+    let _ = (contract, probe);
     client.release();
     if let Ok(mut guard) = inner.try_borrow_mut() {
         guard.store.settle_cancel(
@@ -152,6 +168,37 @@ async fn run(
         );
     }
     outcome
+}
+
+/// A task cancel answered 404 (read as `not_job_owner` or `not_found`): the task is
+/// invisible to this session (not its, or gone), or
+/// the task framework is switched off (every task route answers 404). One `GET` of a route it
+/// always has tells them apart: a 404 there too means it is off, and the cancel is
+/// `unsupported` (the record is kept), as on a Superset without the endpoint; it is remembered
+/// (`follow()` stops polling tasks).
+#[cfg(feature = "follow")]
+async fn framework_off(
+    inner: &Rc<RefCell<Inner>>,
+    client: &Client,
+    probe: &Request,
+    outcome: CancelOutcome,
+) -> CancelOutcome {
+    let known = inner.try_borrow().is_ok_and(|g| g.stream_absent);
+    let off = known || matches!(client.send(probe).await, Some(Ok(answer)) if answer.status == 404);
+    if !off {
+        return outcome;
+    }
+    if let Ok(mut guard) = inner.try_borrow_mut() {
+        guard.stream_absent = true;
+    }
+    CancelOutcome {
+        outcome: Outcome::Unsupported,
+        message: "The server's task framework is switched off (its task routes answer 404): \
+                  nothing was cancelled, the task runs on if it runs at all"
+            .to_owned(),
+        retryable: false,
+        ..outcome
+    }
 }
 
 /// The contract a cancel speaks: the record's kind (a task's, or else an async_event job's).

@@ -100,6 +100,9 @@ fn run(inner: &Rc<RefCell<Inner>>, listeners: &Rc<RefCell<Listeners>>) -> Result
         let Ok(mut guard) = inner.try_borrow_mut() else {
             return Ok(());
         };
+        if guard.stream_absent {
+            return Ok(());
+        }
         let following = &mut guard.following;
         if following.running.is_some() || following.paused || following.holders.is_empty() {
             return Ok(());
@@ -327,7 +330,16 @@ async fn poll(
             None => Next::End,
         };
         let mut wait = match next {
-            Next::End => return,
+            Next::End => {
+                // The waiters hear why (a stream that is not there settles them).
+                let after = listeners
+                    .upgrade()
+                    .and_then(|l| l.try_borrow().ok().and_then(|l| l.after.clone()));
+                if let Some(after) = after {
+                    after();
+                }
+                return;
+            }
             Next::Wait(ms) => {
                 last_poll = Some(started);
                 let now = DateClock.now_ms();

@@ -146,6 +146,10 @@ impl JobGuard {
             #[cfg(feature = "follow")]
             follow_signed_out: false,
             #[cfg(feature = "follow")]
+            follow_forbidden: false,
+            #[cfg(feature = "follow")]
+            stream_absent: false,
+            #[cfg(feature = "follow")]
             follow_wake: None,
         }));
         let listeners = Rc::new(RefCell::new(Listeners::default()));

@@ -87,8 +87,11 @@ pub(super) async fn once(
             return Next::Wait(cadence.current_ms());
         };
         let contract = guard.options.contract;
-        if guard.follow_signed_out {
+        if guard.follow_signed_out || guard.follow_forbidden {
             return Next::Idle;
+        }
+        if guard.stream_absent {
+            return Next::End;
         }
         let running = guard.store.running(contract);
         if running.is_empty() {
@@ -146,6 +149,30 @@ pub(super) async fn once(
                     Listeners::notify(&listeners, Change::Unauthorized, Source::Local);
                 }
                 Next::Idle
+            }
+            PollAnswer::Forbidden => {
+                // As a 401: announced once, here and to the session's other tabs, and no poll
+                // until the next `login` (never retried).
+                let first = match state.try_borrow_mut() {
+                    Ok(mut guard) if !guard.follow_forbidden => {
+                        guard.follow_forbidden = true;
+                        guard.announce(Change::Forbidden);
+                        true
+                    }
+                    _ => false,
+                };
+                if let (true, Some(listeners)) = (first, listeners.upgrade()) {
+                    Listeners::notify(&listeners, Change::Forbidden, Source::Local);
+                }
+                Next::Idle
+            }
+            PollAnswer::Absent => {
+                // No stream to follow: remembered, and the loop ends (letting the poller lock
+                // go, so each tab finds it out and settles its own waits).
+                if let Ok(mut guard) = state.try_borrow_mut() {
+                    guard.stream_absent = true;
+                }
+                Next::End
             }
             PollAnswer::CursorRefused => {
                 cursor.task = None;

@@ -170,8 +170,10 @@ fn prepare(
     mut body: serde_json::Map<String, Value>,
     settings: &QuerySettings,
 ) -> Result<(u32, String, String), QueryOutcome> {
-    let (session, unauthenticated) = hearing_of(guard);
-    let Some(owner) = session else {
+    let heard = hearing_of(guard);
+    let hearing = heard.hearing();
+    let unauthenticated = hearing.unauthenticated;
+    let Some(owner) = heard.session.clone() else {
         let message = "No session: nobody is signed in, so nothing was sent";
         return Err(QueryOutcome::refused("", QueryReason::NoSession, message));
     };

@@ -49,6 +49,13 @@ pub struct Inner {
     /// The event stream answered 401: `follow` waits for the next `login`.
     #[cfg(feature = "follow")]
     pub follow_signed_out: bool,
+    /// The event stream answered 403 (a role without the permission): `follow` waits for the
+    /// next `login`.
+    #[cfg(feature = "follow")]
+    pub follow_forbidden: bool,
+    /// The event stream answered 404 (the task framework switched off): not followed again.
+    #[cfg(feature = "follow")]
+    pub stream_absent: bool,
     /// Wakes `follow` from its wait (a login after a 401).
     #[cfg(feature = "follow")]
     pub follow_wake: Option<js_sys::Function>,
@@ -89,7 +96,8 @@ impl TabHost for Inner {
 
     #[cfg(feature = "follow")]
     fn resume_follow(&mut self) -> Option<js_sys::Function> {
-        std::mem::take(&mut self.follow_signed_out)
+        let forbidden = std::mem::take(&mut self.follow_forbidden);
+        (std::mem::take(&mut self.follow_signed_out) || forbidden)
             .then(|| self.follow_wake.clone())
             .flatten()
     }
@@ -99,10 +107,13 @@ impl TabHost for Inner {
         None
     }
 
-    fn stop_follow(&mut self) {
+    fn stop_follow(&mut self, change: Change) {
         #[cfg(feature = "follow")]
-        {
-            self.follow_signed_out = true;
+        match change {
+            Change::Forbidden => self.follow_forbidden = true,
+            _ => self.follow_signed_out = true,
         }
+        #[cfg(not(feature = "follow"))]
+        let _ = change;
     }
 }

@@ -34,9 +34,10 @@ pub trait TabHost: 'static {
     /// A login of this session in another tab: a `follow()` that a 401 stopped here resumes;
     /// the function that wakes it (to call outside the borrow).
     fn resume_follow(&mut self) -> Option<Function>;
-    /// Another tab's poll of this session met a 401: a `follow()` here stays stopped too until
-    /// the next login, so a tab that takes over does not poll (and announce) again.
-    fn stop_follow(&mut self);
+    /// Another tab's poll of this session met a 401 (`change` `unauthorized`) or a 403
+    /// (`forbidden`): a `follow()` here stays stopped too until the next login, so a tab that
+    /// takes over does not poll (and announce) again.
+    fn stop_follow(&mut self, change: Change);
 }
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
@@ -103,7 +104,7 @@ type Neighbourly = (Host, Weak<RefCell<Listeners>>);
 /// `storage` event hands it to other tabs: only a change in storage (records, the session),
 /// between guards whose storage is the origin's. (A 401 reaches them by the channel.)
 fn tell_page(id: u32, change: Change) {
-    if id == 0 || change == Change::Unauthorized {
+    if id == 0 || matches!(change, Change::Unauthorized | Change::Forbidden) {
         return;
     }
     let (from, others): (Option<Host>, Vec<Neighbourly>) = PAGE.with(|page| {
@@ -329,10 +330,10 @@ fn on_message(inner: &Host, listeners: &Rc<RefCell<Listeners>>, message: &Messag
         let shared = guard.store().storage_status().kind != StorageMode::Memory;
         let heard = hear(message, guard.store().session().as_ref(), shared);
         let wake = heard.resume_follow.then(|| guard.resume_follow()).flatten();
-        if heard.change == Some(Change::Unauthorized) {
-            // A 401 another tab's poll met ends nothing here (the app decides), and stops this
-            // tab's follow until the next login.
-            guard.stop_follow();
+        if let Some(change @ (Change::Unauthorized | Change::Forbidden)) = heard.change {
+            // A 401 or 403 another tab's poll met ends nothing here (the app decides), and
+            // stops this tab's follow until the next login.
+            guard.stop_follow(change);
         }
         (heard, wake)
     };
@@ -342,7 +343,7 @@ fn on_message(inner: &Host, listeners: &Rc<RefCell<Listeners>>, message: &Messag
     let Some(change) = heard.change else {
         return;
     };
-    if change != Change::Unauthorized {
+    if !matches!(change, Change::Unauthorized | Change::Forbidden) {
         end_session_here(inner);
     }
     Listeners::notify(listeners, change, Source::OtherTab);

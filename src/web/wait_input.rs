@@ -70,13 +70,39 @@ fn message_of(error: &JsValue) -> String {
 /// A refusal with the jobs it concerns and the job it names.
 pub(super) type Refusal = (Vec<String>, Option<String>, Refused);
 
-/// Whether the guard can hear anything now: a session, and no `401` met since the last login.
-pub(super) fn hearing_of(guard: &mut Inner) -> (Option<Session>, bool) {
+/// What the guard can hear now: its session, and whether its poll met a `401` or a `403`
+/// since the last login, or a `404` (no stream at all).
+pub(super) struct Heard {
+    pub(super) session: Option<Session>,
+    flags: [bool; 3],
+}
+
+impl Heard {
+    pub(super) fn hearing(&self) -> Hearing<'_> {
+        let [unauthenticated, forbidden, absent] = self.flags;
+        Hearing {
+            session: self.session.as_ref(),
+            unauthenticated,
+            forbidden,
+            absent,
+        }
+    }
+}
+
+/// What the guard can hear now ([`Heard`]).
+pub(super) fn hearing_of(guard: &mut Inner) -> Heard {
     #[cfg(feature = "follow")]
-    let unauthenticated = guard.follow_signed_out;
+    let flags = [
+        guard.follow_signed_out,
+        guard.follow_forbidden,
+        guard.stream_absent,
+    ];
     #[cfg(not(feature = "follow"))]
-    let unauthenticated = false;
-    (guard.store.session(), unauthenticated)
+    let flags = [false; 3];
+    Heard {
+        session: guard.store.session(),
+        flags,
+    }
 }
 
 /// Records a `202` body (if given) and checks that every job is the session's and that the
@@ -86,12 +112,8 @@ pub(super) fn admit_all(
     guard: &mut Inner,
     input: WaitInput,
 ) -> Result<(Vec<String>, Session), Refusal> {
-    let (session, unauthenticated) = hearing_of(guard);
-    let hearing = Hearing {
-        session: session.as_ref(),
-        unauthenticated,
-    };
-    let session = match can_hear(hearing, None) {
+    let heard = hearing_of(guard);
+    let session = match can_hear(heard.hearing(), None) {
         Ok(session) => session.clone(),
         Err(refused) => return Err((Vec::new(), None, refused)),
     };

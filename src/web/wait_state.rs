@@ -27,6 +27,7 @@ pub(super) struct Pending {
 }
 
 /// Listeners on the page: the page, and its `pagehide` and `pageshow` listeners.
+#[cfg(feature = "follow")]
 pub type PageListeners = (
     web_sys::EventTarget,
     Closure<dyn FnMut(JsValue)>,

@@ -32,7 +32,7 @@ use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
 use crate::core::tabs::{Change, Source};
 use crate::core::wait_input::{WaitInput, WaitSettings};
-use crate::core::waiters::{Hearing, Refused, WaitOutcome, WaitRefusal};
+use crate::core::waiters::{Refused, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]
@@ -209,11 +209,8 @@ fn check(me: &Guard) {
         return;
     };
     let guard = &mut *borrowed;
-    let (session, unauthenticated) = hearing_of(guard);
-    let hearing = Hearing {
-        session: session.as_ref(),
-        unauthenticated,
-    };
+    let heard = hearing_of(guard);
+    let hearing = heard.hearing();
     let store = &mut guard.store;
     let settled = guard
         .waiting
