@@ -21,7 +21,7 @@ use support::*;
 /// answers: `sync` (200 `state.result`), `hang` (until aborted, or `state.release()`), `tasks`
 /// (202 `{task_ids: [T1]}`; then `status_changes` says `state.task`), `job` (202 job metadata;
 /// its event stream says `state.job`), or a status number. `state.noStop` makes the stop
-/// endpoint an HTML 404.
+/// endpoint an HTML 404, `state.stopDelayMs` delays its answer, `state.stopHang` never gives one.
 const SERVER: &str = r#"
 const requests = log;
 const json = (body, status = 200) =>
@@ -41,6 +41,8 @@ return async function fetch(url, init = {}) {
   if (state.noTaskRole && pathname.startsWith("/api/v1/task/")) return json({ message: "Forbidden" }, 403);
   if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
     if (state.noStop) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
+    if (state.stopHang) return new Promise(() => {});
+    if (state.stopDelayMs) await new Promise((r) => setTimeout(r, state.stopDelayMs));
     state.stopped.push(body?.client_id);
     state.release?.();
     return json({ message: "Query stopped" });
@@ -361,6 +363,61 @@ async fn a_logout_stops_the_query_before_the_session_ends_and_its_late_answer_is
         before,
         "nothing sent as the new user"
     );
+}
+
+/// `logout()`'s `stopped`: settles once its stops are answered (so the app's own sign-out
+/// cannot overtake them), at once when nothing was sent, and at most 3 s after a stop that is
+/// never answered.
+#[wasm_bindgen_test]
+async fn logouts_stopped_settles_when_the_stops_are_answered_and_never_later_than_3_s() {
+    let ns = fresh("q-stopped");
+    let server = Server::new(json!({ "mode": "hang", "stopDelayMs": 400 }));
+    let g = guard(&ns, &server, json!({}));
+    let promises = [query(&g, json!({})), query(&g, json!({}))];
+    sleep(100).await;
+    let stopped = |result: &JsValue| -> js_sys::Promise {
+        js_sys::Reflect::get(result, &"stopped".into())
+            .unwrap()
+            .dyn_into()
+            .unwrap()
+    };
+    let now = js_sys::Date::now;
+    let result = JsValue::from(g.logout().unwrap());
+    assert_eq!(rust(&result)["purged"], 0);
+    let start = now();
+    let value = JsFuture::from(stopped(&result)).await.unwrap();
+    assert!(value.is_undefined());
+    let stops = js_sys::Reflect::get(&server.state, &"stopped".into()).unwrap();
+    assert_eq!(
+        rust(&stops).as_array().map(Vec::len),
+        Some(2),
+        "both stops answered before it settles"
+    );
+    assert!(now() - start >= 350.0, "{}", now() - start);
+    for promise in promises {
+        assert_eq!(settled(promise).await.0["reason"], "logout");
+    }
+
+    // Nothing running: settles at once.
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    let start = now();
+    JsFuture::from(stopped(&JsValue::from(g.logout().unwrap())))
+        .await
+        .unwrap();
+    assert!(now() - start < 200.0, "{}", now() - start);
+
+    // A stop never answered holds the sign-out 3 s, no longer.
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    server.set("stopHang", json!(true));
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    let start = now();
+    JsFuture::from(stopped(&JsValue::from(g.logout().unwrap())))
+        .await
+        .unwrap();
+    let took = now() - start;
+    assert!((2_900.0..4_000.0).contains(&took), "{took}");
+    assert_eq!(settled(promise).await.0["reason"], "logout");
 }
 
 #[wasm_bindgen_test]

@@ -28,6 +28,10 @@ use super::waiters::{WaitOutcome, WaitRefusal, WaitResult};
 /// again instead of its warm cache.
 pub const MAX_REFETCHES: u8 = 2;
 
+/// How long `logout()`'s `stopped` waits at most for the answers to the stops and cancels it
+/// sent (a server that never answers holds the app's sign-out no longer than this).
+pub const STOP_DELIVERY_MS: u32 = 3_000;
+
 names! {
     /// How a `query()` settled.
     pub enum QueryResult ("not a query outcome") as "QueryOutcomeKind" {

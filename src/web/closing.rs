@@ -19,9 +19,10 @@ use wasm_bindgen::prelude::*;
 
 use super::cancel;
 use super::dom;
-use super::http::{fetch_of, Request};
+use super::http::{clear_timeout, fetch_of, set_timeout, Request};
 use super::state::Inner;
 use crate::core::awaited::{at_page_end, GuardWaits};
+use crate::core::query::STOP_DELIVERY_MS;
 use crate::core::random::Random;
 use crate::core::waiters::Waiters;
 
@@ -220,15 +221,19 @@ fn close() {
             g.waiting.entry.state.closed = true;
         }
     }
-    send_keepalive(requests);
+    let _ = send_keepalive(requests);
     for stop in stops {
-        super::query::send_stops(stop);
+        let _ = super::query::send_stops(stop);
     }
 }
 
 /// Sends each request with `fetch(…, { keepalive: true })`: best effort, its answer not read.
-pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>) {
+/// The promise settles (with `undefined`, never rejecting)
+/// once every one of them is answered or failed, or [`STOP_DELIVERY_MS`] after, whichever is
+/// first: a `fetch` that never settles holds nobody.
+pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>) -> Promise {
     let global = js_sys::global();
+    let sent = js_sys::Array::new();
     for (request, fetch) in requests {
         let Some(fetch) = fetch_of(fetch.as_ref()) else {
             continue;
@@ -238,13 +243,22 @@ pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>)
             &JsValue::from_str("keepalive"),
             &JsValue::TRUE,
         );
-        if let Ok(sent) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
-            // Its answer is not read; a rejection is not the page's unhandled one.
-            if let Ok(sent) = sent.dyn_into::<Promise>() {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = wasm_bindgen_futures::JsFuture::from(sent).await;
-                });
-            }
+        if let Ok(answer) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
+            // A thenable that throws when read is a settled one here.
+            sent.push(&Promise::resolve(&answer));
         }
     }
+    let mut timer = None;
+    let bound = Promise::new(&mut |resolve, _reject| {
+        timer = set_timeout(&resolve, f64::from(STOP_DELIVERY_MS)).ok();
+    });
+    let delivered = Promise::race(&js_sys::Array::of2(&Promise::all_settled(&sent), &bound));
+    wasm_bindgen_futures::future_to_promise(async move {
+        // Neither promise rejects; an answer is not read, a rejection is not the page's.
+        let _ = wasm_bindgen_futures::JsFuture::from(delivered).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        Ok(JsValue::UNDEFINED)
+    })
 }

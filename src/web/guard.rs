@@ -66,6 +66,18 @@ pub struct PurgeResult {
     purged: usize,
 }
 
+/// What `logout` returns (built from a [`PurgeResult`] and the promise).
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct LogoutResult {
+    purged: usize,
+    /// Settles (never rejects) once every stop and cancel this logout sent is answered or has
+    /// failed, or 3 s after: await it before the server's own sign-out, which would otherwise
+    /// overtake them (they then reach the server signed out, answered 401).
+    #[tsify(type = "Promise<void>")]
+    stopped: (),
+}
+
 /// `free()` (or the page's end): the listeners for other tabs go at once, even while a
 /// `cancel()` still holds the state to settle its record.
 impl Drop for JobGuard {
@@ -272,7 +284,7 @@ impl JobGuard {
             dom::abort(&controller);
         }
         if let Some(stops) = stops {
-            query::send_stops(stops);
+            let _ = query::send_stops(stops);
         }
         // A follow that a 401 stopped resumes.
         #[cfg(feature = "follow")]
@@ -288,11 +300,11 @@ impl JobGuard {
         })
     }
 
-    /// Stops the session's queries on the server (with `keepalive`, while the session still
-    /// is), then removes every key of the namespace and Superset's `last_async_event_id`, and
+    /// Stops the session's queries on the server (with `keepalive`; `stopped` settles when
+    /// they are answered, so the app can await it before its own sign-out), then removes every key of the namespace and Superset's `last_async_event_id`, and
     /// ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
     /// no records) announces nothing.
-    pub fn logout(&self) -> Result<Js<PurgeResult>, JsValue> {
+    pub fn logout(&self) -> Result<Js<LogoutResult>, JsValue> {
         let others = super::closing::others(&self.inner).unwrap_or_default();
         let (purged, removed, in_flight, stops) = self.with(|g| {
             let stops = query::stop_all(g, QueryReason::Logout, &others);
@@ -303,9 +315,9 @@ impl JobGuard {
             }
             Ok((purged, removed, in_flight, stops))
         })?;
-        // Sent before this call returns, so before the app's own sign-out request; aborts
-        // outside the borrow (abort listeners run synchronously).
-        query::send_stops(stops);
+        // Sent before this call returns; aborts outside the borrow (abort listeners run
+        // synchronously).
+        let stopped = query::send_stops(stops);
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }
@@ -315,7 +327,9 @@ impl JobGuard {
         if removed {
             self.changed(Change::Logout);
         }
-        to_ts::<PurgeResult>(&PurgeResult { purged })
+        let result = to_ts::<LogoutResult>(&PurgeResult { purged })?;
+        let _ = js_sys::Reflect::set(&result, &JsValue::from_str("stopped"), &stopped);
+        Ok(result)
     }
 
     /// The stored session (shared by the origin's tabs), or `null`.

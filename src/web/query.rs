@@ -611,7 +611,7 @@ fn keepalive_cancels_by_snapshot(inner: &Rc<RefCell<Inner>>, id: u32) -> Vec<Str
         .collect();
     drop(guard);
     let sent: Vec<String> = requests.iter().map(|(job, _)| job.clone()).collect();
-    closing::send_keepalive(
+    let _ = closing::send_keepalive(
         requests
             .into_iter()
             .map(|(_, r)| (r, fetch.clone()))
@@ -742,7 +742,7 @@ fn keepalive_stop(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
     };
     match request {
         Ok(request) => {
-            closing::send_keepalive(vec![request]);
+            let _ = closing::send_keepalive(vec![request]);
             StopResult::Sent
         }
         Err(result) => result,
@@ -834,10 +834,14 @@ pub(super) fn stop_all(
 }
 
 /// Sends what [`stop_all`] decided and aborts the queries (outside the borrow).
-pub(super) fn send_stops(stops: (Vec<(Request, Option<Function>)>, Vec<AbortController>)) {
+/// The promise settles once the requests are answered (see [`closing::send_keepalive`]).
+pub(super) fn send_stops(
+    stops: (Vec<(Request, Option<Function>)>, Vec<AbortController>),
+) -> js_sys::Promise {
     let (requests, controllers) = stops;
-    closing::send_keepalive(requests);
+    let delivered = closing::send_keepalive(requests);
     for controller in controllers {
         dom::abort(&controller);
     }
+    delivered
 }

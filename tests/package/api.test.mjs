@@ -29,7 +29,7 @@ function thrown(fn) {
   assert.fail("expected a throw");
 }
 
-test("the dashboard flow: login, recordJob, checkCancel, logout", () => {
+test("the dashboard flow: login, recordJob, checkCancel, logout", async () => {
   const guard = new JobGuard({ storage: "memory" });
   assert.deepEqual(guard.login({ userId: 1 }), { purged: 0 });
   assert.deepEqual(guard.session, { userId: "1", channelId: null, guestKey: null });
@@ -55,7 +55,11 @@ test("the dashboard flow: login, recordJob, checkCancel, logout", () => {
     message: `Job ${created.job_id} has already finished (done)`,
   });
 
-  assert.deepEqual(guard.logout(), { purged: 1 });
+  const { purged, stopped, ...rest } = guard.logout();
+  assert.deepEqual({ purged, ...rest }, { purged: 1 });
+  // Nothing was running: nothing to stop, settled at once.
+  assert.ok(stopped instanceof Promise);
+  assert.equal(await stopped, undefined);
   assert.equal(guard.session, null);
   assert.deepEqual(guard.jobs(), []);
   const refused = guard.checkCancel(created.job_id);

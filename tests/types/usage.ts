@@ -84,7 +84,8 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   }
 
   try {
-    guard.logout();
+    const { purged, stopped }: { purged: number; stopped: Promise<void> } = guard.logout();
+    void stopped.then(() => purged);
   } catch (e) {
     if (isGuardError(e)) {
       const code: "invalid_options" | "invalid_session" | "invalid_job" | "no_session"
@@ -98,7 +99,7 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   const reason: string | null = guard.storage.reason;
   const removed: number = guard.stats().removed.foreignOwner + guard.stats().keptInMemory;
   const unsubscribe: () => void = guard.onChange((change) => {
-    const kind: "logout" | "user_changed" | "jobs_changed" | "unauthorized" = change.type;
+    const kind: "logout" | "user_changed" | "jobs_changed" | "unauthorized" | "forbidden" = change.type;
     text += kind;
   });
   unsubscribe();

@@ -63,8 +63,10 @@ export function App({ me }) {
   }
 
   async function signOut() {
+    // The guard first (it stops the session's queries while the session still is), then the
+    // server's sign-out once those stops are answered.
+    await guard.logout().stopped;
     await api.call("POST", "/logout");
-    guard.logout();
     setNote("Signed out");
   }
 

@@ -144,6 +144,11 @@ export type JobStatus = "pending" | "running" | "done" | "error" | "cancelled";
 export type AsyncEvent = Omit<JobMetadata, "status"> & { status: JobStatus | (string & {}); id?: string };
 
 /**
+ * How a `query()` settled.
+ */
+export type QueryOutcomeKind = "done" | "failed" | "refused" | "unauthenticated" | "stale" | "aborted";
+
+/**
  * How a `waitFor` settled.
  */
 export type WaitOutcomeKind = "done" | "failed" | "refused" | "stale" | "aborted";
@@ -152,6 +157,11 @@ export type WaitOutcomeKind = "done" | "failed" | "refused" | "stale" | "aborted
  * How a cancel ended.
  */
 export type CancelOutcomeKind = "cancelled" | "left" | "not_job_owner" | "not_found" | "already_finished" | "unsupported" | "unauthenticated" | "refused" | "failed" | "aborted";
+
+/**
+ * How a synchronous query's stop went, or what stopping an async one did.
+ */
+export type StopOutcome = "stopped" | "not_running" | "unsupported" | "refused" | "failed" | "sent" | "cancelling" | "not_sent";
 
 /**
  * How many job records an operation removed: what `login` and `logout` return.
@@ -437,6 +447,74 @@ export interface CancelOptions {
 }
 
 /**
+ * What `logout` returns (built from a [`PurgeResult`] and the promise).
+ */
+export interface LogoutResult {
+    purged: number;
+    /**
+     * Settles (never rejects) once every stop and cancel this logout sent is answered or has
+     * failed, or 3 s after: await it before the server's own sign-out, which would otherwise
+     * overtake them (they then reach the server signed out, answered 401).
+     */
+    stopped: Promise<void>;
+}
+
+/**
+ * What `query()` sends: the body the app would POST to `/api/v1/chart/data` (a query context:
+ * `datasource`, `queries`, `form_data`, …), to which the guard adds `client_id` (and `tab_id`
+ * on the task contract).
+ */
+export type QueryBody = Record<string, unknown>;
+
+/**
+ * What `query()` settles with; it never rejects.
+ */
+export interface QueryOutcome {
+    outcome: QueryOutcomeKind;
+    /**
+     * `done`: the server's chart-data JSON, as `JSON.parse` reads its body; else `null`.
+     */
+    result: unknown;
+    /**
+     * The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it).
+     */
+    clientId: string;
+    /**
+     * The jobs (a task's uuid for a task) a `202` named.
+     */
+    jobIds: string[];
+    /**
+     * The HTTP status of the answer that settled it, where one did.
+     */
+    httpStatus: number | null;
+    /**
+     * `failed` by a job: its final status.
+     */
+    status: JobStatus | TaskStatus | null;
+    /**
+     * `failed`: the errors the server named (a task's `semantic_result_error` as
+     * `[{ message }]` where it was read back).
+     */
+    errors: unknown[];
+    /**
+     * `refused` and `aborted`: why.
+     */
+    reason: QueryReason | null;
+    /**
+     * `aborted` and `stale`: how the server was told to stop it.
+     */
+    stop: StopOutcome | null;
+    /**
+     * The jobs whose cancel its stop started (`guard.cancel(id)` hands back each one's).
+     */
+    cancelling: string[];
+    /**
+     * Ready to show to a person.
+     */
+    message: string;
+}
+
+/**
  * What `waitFor` awaits: a `202` body (a task-framework submission, or an async_event job's
  * metadata), recorded first as `recordTasks` or `recordJob` would; or the id (a task's uuid) of
  * a job the session has recorded, or up to 100 of them.
@@ -482,9 +560,10 @@ export interface WaitOutcome {
 
 /**
  * What changed: a sign-out, another user (or guest), the session's records, or
- * (`follow()`) the server answering 401 to the session's poll: its login there has ended.
+ * (`follow()`) the server answering 401 to the session's poll (its login there has ended)
+ * or 403 (a role without the Task permission).
  */
-export type GuardChangeType = "logout" | "user_changed" | "jobs_changed" | "unauthorized";
+export type GuardChangeType = "logout" | "user_changed" | "jobs_changed" | "unauthorized" | "forbidden";
 
 /**
  * What the guard keeps of one job or task, a record of either kind: narrow on
@@ -577,9 +656,14 @@ export interface SessionInput {
 export type CancelRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "already_finished";
 
 /**
+ * Why a `query()` was refused or aborted.
+ */
+export type QueryReason = "no_session" | "forbidden" | "not_job_owner" | "removed" | "invalid_input" | "unsupported" | "signal" | "logout" | "user_changed" | "page_end";
+
+/**
  * Why a `waitFor` was refused.
  */
-export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "invalid_input" | "user_changed" | "unauthenticated" | "expired" | "removed";
+export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" | "invalid_input" | "user_changed" | "unauthenticated" | "expired" | "removed" | "forbidden" | "unsupported";
 
 /**
  * Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
@@ -588,6 +672,14 @@ export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" |
  * when the server refused for another reason.
  */
 export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "not_abortable";
+
+/**
+ * `query()`'s options: `signal` (its abort stops the query on the server), `staleTimeoutMs`
+ * (default 600000: no answer or progress for that long stops it), `cancelOnClose` (default the
+ * guard's: whether the page's end stops it), `url` (default `/api/v1/chart/data`: a path of
+ * this site).
+ */
+export type QueryOptions = { signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean; url?: string };
 
 /**
  * `waitFor`'s options: `signal` (its abort stops waiting and cancels what no other waiter
@@ -656,11 +748,12 @@ export class JobGuard {
      */
     login(session: SessionInput): PurgeResult;
     /**
-     * Removes every key of the namespace and Superset's `last_async_event_id`, and ends every
-     * cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
-     * announces nothing.
+     * Stops the session's queries on the server (with `keepalive`; `stopped` settles when
+     * they are answered, so the app can await it before its own sign-out), then removes every key of the namespace and Superset's `last_async_event_id`, and
+     * ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
+     * no records) announces nothing.
      */
-    logout(): PurgeResult;
+    logout(): LogoutResult;
     /**
      * Creates a guard. Throws a `GuardError` (`invalid_options`) for bad options; never for
      * storage: without a usable localStorage it keeps its data in memory and says so in
@@ -674,6 +767,15 @@ export class JobGuard {
      * unsubscribes.
      */
     onChange(callback: (change: GuardChange) => void): () => void;
+    /**
+     * Sends a chart's query (`body`: what the app would POST to `/api/v1/chart/data`; `url`
+     * overrides the path) with a `client_id` the guard makes (and on the task contract the
+     * tab id), and follows whatever Superset answers to its result: a `200`, a `202` job read
+     * at its `result_url`, or `202` tasks asked again for the warm cache. Stopped on the
+     * server by `signal`, a logout in any tab and the page's end; a user switch drops it.
+     * Never rejects: settles with a `QueryOutcome`.
+     */
+    query(body: QueryBody, options?: QueryOptions): Promise<QueryOutcome>;
     /**
      * Records the metadata Superset's create call returned. Throws `invalid_job`,
      * `no_session` or `not_job_owner`.
@@ -757,6 +859,7 @@ export interface InitOutput {
     readonly jobguard_logout: (a: number) => [number, number, number];
     readonly jobguard_new: (a: any) => [number, number, number];
     readonly jobguard_onChange: (a: number, b: any) => [number, number, number];
+    readonly jobguard_query: (a: number, b: any, c: any) => any;
     readonly jobguard_recordJob: (a: number, b: any) => [number, number, number];
     readonly jobguard_recordTasks: (a: number, b: any) => [number, number, number];
     readonly jobguard_session: (a: number) => [number, number, number];
@@ -768,7 +871,7 @@ export interface InitOutput {
     readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__he5ff5a6db65ddc42: (a: number, b: number, c: any) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_27: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_28: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h7d3ea58711d21d88: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h05b5433cabc2fd89: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
