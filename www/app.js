@@ -174,9 +174,12 @@ async function signIn(choice) {
 }
 
 async function signOut() {
+  // The guard first: it stops the session's queries on the server while the session still is,
+  // and `stopped` settles once the server has answered them (at most 3 s).
+  const { purged, stopped } = guard.logout();
+  await stopped;
   await call("POST", "/logout");
   api.guestToken = null;
-  const { purged } = guard.logout();
   log(`Signed out; removed ${purged} job record(s)`, "ok");
   render();
 }
@@ -281,6 +284,83 @@ async function runChart(name, fail) {
   showWaiter(list, key, { chart: name, ...outcomeFields(outcome) }, `${name}: ${outcome.message}`);
 }
 
+// ---- Live charts: each chart's query from request to rows with guard.query ----
+
+const LIVE = ["Revenue by region", "Orders per quarter", "Margin by region"];
+const live = new Map(); // chart -> { controller, seq }
+let liveSeq = 0;
+
+/** A chart's figure (made on first use): its state as data attributes, its rows as a table. */
+function liveFigure(name) {
+  let figure = $("live-charts").querySelector(`figure[data-chart="${CSS.escape(name)}"]`);
+  if (!figure) {
+    figure = document.createElement("figure");
+    figure.dataset.chart = name;
+    const caption = document.createElement("figcaption");
+    caption.textContent = name;
+    figure.append(caption, document.createElement("table"), document.createElement("p"));
+    $("live-charts").append(figure);
+  }
+  return figure;
+}
+
+function showRows(figure, result) {
+  const table = figure.querySelector("table");
+  table.replaceChildren();
+  const rows = result?.result?.[0]?.data ?? [];
+  for (const row of rows) {
+    const tr = document.createElement("tr");
+    for (const key of ["region", "quarter", "revenue"]) {
+      const td = document.createElement("td");
+      td.textContent = String(row[key] ?? "");
+      tr.append(td);
+    }
+    table.append(tr);
+  }
+  figure.dataset.rows = String(rows.length);
+}
+
+/** Runs every live chart for `filter`; a chart's running query is superseded (stopped). */
+function runLive(filter) {
+  for (const name of LIVE) {
+    live.get(name)?.controller.abort();
+    const controller = new AbortController();
+    const seq = ++liveSeq;
+    live.set(name, { controller, seq });
+    const figure = liveFigure(name);
+    Object.assign(figure.dataset, { outcome: "running", filter, seq: String(seq) });
+    figure.querySelector("p").textContent = "running…";
+    // The body the app would POST to /api/v1/chart/data (here the reference server's).
+    guard.query({ chart: name, filter }, { signal: controller.signal }).then((outcome) => {
+      const li = document.createElement("li");
+      li.className = { done: "ok", aborted: "left" }[outcome.outcome] ?? "refused";
+      Object.assign(li.dataset, {
+        seq: String(seq),
+        chart: name,
+        filter,
+        outcome: outcome.outcome,
+        reason: outcome.reason ?? "",
+        stop: outcome.stop ?? "",
+        clientId: outcome.clientId,
+        jobIds: outcome.jobIds.join(" "),
+        cancelling: outcome.cancelling.join(" "),
+      });
+      li.textContent = `#${seq} ${name} (${filter}): ${outcome.message}`;
+      $("live-queries").prepend(li);
+      // A superseded query's outcome is logged, never drawn.
+      if (live.get(name)?.seq !== seq) return;
+      figure.dataset.outcome = outcome.outcome;
+      figure.querySelector("p").textContent = outcome.outcome === "done" ? "" : outcome.message;
+      showRows(figure, outcome.outcome === "done" ? outcome.result : null);
+    });
+  }
+}
+
+$("live-run").addEventListener("click", () => runLive($("live-filter").value));
+$("live-filter").addEventListener("change", () => {
+  if (guard.session && live.size) runLive($("live-filter").value);
+});
+
 $("login").addEventListener("click", () => signIn($("user").value));
 $("logout").addEventListener("click", signOut);
 for (const button of document.querySelectorAll(".chart")) {
@@ -299,6 +379,11 @@ $("forge").addEventListener("submit", (e) => {
 // user, their records).
 guard.subscribe((change) => {
   const elsewhere = change.source === "other_tab";
+  // Nothing of a session that ended stays on the page.
+  if (change.type === "logout" || change.type === "user_changed") {
+    live.clear();
+    $("live-charts").replaceChildren();
+  }
   if (elsewhere && change.type === "logout") log("Signed out in another tab", "refused");
   if (elsewhere && change.type === "user_changed") log("Another user signed in in another tab", "refused");
   if (change.type === "unauthorized") log("The server's session has ended: sign in again", "refused");

@@ -15,11 +15,21 @@
 // - GET /api/v1/async_event/?last_id= -> {"result": [events after last_id]}.
 // - POST /api/v1/async_event/<job_id>/cancel -> 401 / 403 / 404 / 200 as the contract's table.
 //
+// Chart data answers rows (www/charts.mjs: Superset's `{ result: [{ data, colnames, ... }] }`,
+// the same for the same chart and filter), and a job's `result_url` answers them.
+//
+// With `--contract sync` (`contract: "sync"`) it is a Superset without GLOBAL_ASYNC_QUERIES and
+// with PR #44552: chart data answers 200 after `jobDurationMs`, running on the server until then
+// whoever still listens, and `POST /api/v1/chart/data/stop {client_id}` stops the caller's own
+// query of that id (www/charts.mjs). Its task routes answer a JSON 404, as while the task
+// framework is switched off.
+//
 // With `--contract task` (the default; `contract: "task"` to createApp) it speaks today's
 // Superset task framework instead (shared/superset-tasks-contract.md):
 // - POST /api/v1/chart/data {chart, tab_id?} -> 202 {task_ids: [uuid], cursor, tab_id?}: one
 //   shared task per chart (its cache key), which every user who asks for it subscribes to, each
-//   of their tabs (tab_id) separately.
+//   of their tabs (tab_id) separately; once that task succeeded, the same request is a cache
+//   hit for `cacheMs` (default 60 s): 200 with its rows, as Superset's frontend reads it.
 // - GET /api/v1/task/status_changes?cursor=<iso> -> {statuses: {uuid: {status, progress}},
 //   cursor}, the caller's tasks changed at or after the cursor, cursors floored to seconds.
 // - GET /api/v1/task/<uuid>/status -> {status}; 404 for a task the caller does not subscribe to.
@@ -33,6 +43,8 @@ import { readFile } from "node:fs/promises";
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { resultFor, syncCharts } from "./charts.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MOUNTS = [
@@ -104,8 +116,14 @@ export function compareEventIds(a, b) {
  * `no-cache` (revalidated) instead of `no-store`, which keeps a page out of the browser's
  * back/forward cache.
  */
-export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600, contract = "task", bfcache = false } = {}) {
-  if (contract !== "task" && contract !== "async_event") throw new Error(`unknown contract ${contract}`);
+export function createApp({
+  jobDurationMs = 10_000,
+  jwtExpirationSeconds = 3600,
+  contract = "task",
+  bfcache = false,
+  cacheMs = 60_000,
+} = {}) {
+  if (!["task", "async_event", "sync"].includes(contract)) throw new Error(`unknown contract ${contract}`);
   const secret = randomBytes(32);
   const hmac = (text) => createHmac("sha256", secret).update(text).digest();
 
@@ -128,7 +146,10 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
     faults: { cancel: [] },
     lastEventMs: 0,
     lastEventSeq: 0,
+    /** result_url -> the chart-data body whose rows it answers */
+    results: new Map(),
   };
+  const sync = syncCharts(state);
 
   // --- async-token: an HS256 JWT, as Superset's AsyncQueryManager mints it ---
   function signToken(payload) {
@@ -253,7 +274,11 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       if (!who) return message(401, "Not signed in");
       const body = await readJson(req);
       const tab = typeof body.tab_id === "string" && TAB_ID.test(body.tab_id) ? body.tab_id : null;
-      const key = `chart:${String(body.chart ?? "default")}:${body.fail ? "fail" : "ok"}`;
+      const key = `chart:${String(body.chart ?? "default")}:${String(body.filter ?? "all")}:${body.fail ? "fail" : "ok"}`;
+      const cached = [...state.tasks.values()].find(
+        (t) => t.key === key && t.status === "success" && Date.now() - t.changedOn <= cacheMs,
+      );
+      if (cached) return json(200, resultFor(body));
       let task = [...state.tasks.values()].find((t) => t.key === key && !TERMINAL.has(t.status));
       if (!task) {
         task = {
@@ -382,7 +407,29 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       return json(200, { result: csrfFor(ctx.sid) });
     }
 
-    if (state.contract === "task") {
+    if (pathname === "/api/v1/chart/data/stop" && method === "POST" && state.contract !== "async_event") {
+      if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+      const who = subscriber(req, ctx);
+      if (!who) return message(401, "Not signed in");
+      const answer = sync.stop(who, await readJson(req));
+      return json(answer.status, answer.body);
+    }
+    const stored = method === "GET" && state.results.get(pathname);
+    if (stored) {
+      if (!identify(req, ctx)) return message(401, "Async token missing or invalid");
+      return json(200, resultFor(stored));
+    }
+    if (state.contract === "sync") {
+      if (pathname === "/api/v1/chart/data" && method === "POST") {
+        if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
+        const who = subscriber(req, ctx);
+        if (!who) return message(401, "Not signed in");
+        const answer = await sync.run(who, await readJson(req));
+        return json(answer.status, answer.body);
+      }
+      // The task framework switched off: every task route answers a JSON 404.
+      if (pathname.startsWith("/api/v1/task/")) return message(404, "Not found");
+    } else if (state.contract === "task") {
       const answer = await taskRoute(req, ctx);
       if (answer !== undefined) return answer;
     } else if (pathname === "/api/v1/chart/data" && method === "POST") {
@@ -402,7 +449,11 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
       const end = setTimeout(() => {
         if (!state.registry.has(job.job_id)) return;
         if (body.fail) finish(job, "error", { errors: [{ message: "Error: relation 'foo' does not exist" }] });
-        else finish(job, "done", { result_url: `/api/v1/chart/data/qc-${randomBytes(16).toString("hex")}` });
+        else {
+          const resultUrl = `/api/v1/chart/data/qc-${randomBytes(16).toString("hex")}`;
+          state.results.set(resultUrl, body);
+          finish(job, "done", { result_url: resultUrl });
+        }
       }, Math.max(400, Number(body.durationMs) || state.jobDurationMs));
       job.timers.push(running, end);
       // Exactly build_job_metadata's shape.
@@ -506,9 +557,16 @@ export function createApp({ jobDurationMs = 10_000, jwtExpirationSeconds = 3600,
   function stop() {
     for (const job of state.registry.values()) for (const t of job.timers) clearTimeout(t);
     for (const task of state.tasks.values()) for (const t of task.timers) clearTimeout(t);
+    sync.stopAll();
   }
 
-  return { state, handle, cancelRequests, stop, verifyToken };
+  /** The queries running on the server now: synchronous requests, async jobs, tasks. */
+  function running() {
+    const tasks = [...state.tasks.values()].filter((t) => !TERMINAL.has(t.status)).length;
+    return { sync: state.syncRunning.length, jobs: state.registry.size, tasks };
+  }
+
+  return { state, handle, cancelRequests, stop, verifyToken, running };
 }
 
 async function serveStatic(req, pathname) {
@@ -547,7 +605,7 @@ export function start({ port = 8080, host = "127.0.0.1", ...options } = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number.parseInt(process.env.PORT ?? "8080", 10);
   const at = process.argv.indexOf("--contract");
-  const contract = at > 0 ? process.argv[at + 1] : "task";
+  const contract = at > 0 ? process.argv[at + 1] : (process.env.CONTRACT ?? "task");
   const { url } = await start({ port: Number.isNaN(port) ? 8080 : port, contract });
   console.log(`superset-job-guard dashboard (${contract} contract): ${url}`);
 }
