@@ -21,12 +21,17 @@ use support::*;
 /// answers: `sync` (200 `state.result`), `hang` (until aborted, or `state.release()`), `tasks`
 /// (202 `{task_ids: [T1]}`; then `status_changes` says `state.task`), `job` (202 job metadata;
 /// its event stream says `state.job`), or a status number. `state.noStop` makes the stop
-/// endpoint an HTML 404, `state.stopDelayMs` delays its answer, `state.stopHang` never gives one.
+/// endpoint an HTML 404 (a Superset without it), `state.stopDelayMs` delays its answer to a real
+/// stop, `state.stopHang` never gives one; a stop of a `client_id` no request carried (the
+/// guard's question whether the endpoint is there) is a 200 and counted in `state.probes`.
+/// `state.strict` refuses a body with a field 6.1.0's schema does not know (a 400).
 const SERVER: &str = r#"
 const requests = log;
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 state.stopped = [];
+state.seen = [];
+state.probes = [];
 return async function fetch(url, init = {}) {
   url = String(url);
   const method = init.method ?? "GET";
@@ -41,6 +46,11 @@ return async function fetch(url, init = {}) {
   if (state.noTaskRole && pathname.startsWith("/api/v1/task/")) return json({ message: "Forbidden" }, 403);
   if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
     if (state.noStop) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
+    // A client_id no chart-data request carried: nothing to stop (200, as main answers a miss).
+    if (!state.seen.includes(body?.client_id)) {
+      state.probes.push(body?.client_id);
+      return json({ message: "No query to stop" });
+    }
     if (state.stopHang) return new Promise(() => {});
     if (state.stopDelayMs) await new Promise((r) => setTimeout(r, state.stopDelayMs));
     state.stopped.push(body?.client_id);
@@ -48,6 +58,13 @@ return async function fetch(url, init = {}) {
     return json({ message: "Query stopped" });
   }
   if (pathname === "/api/v1/chart/data" && method === "POST") {
+    // 6.1.0's and 7.0's schema: a field it does not know is a 400, the query not run.
+    const known = ["datasource", "queries", "force", "result_type", "result_format", "form_data", "custom_cache_timeout", "tab_id"];
+    const unknown = Object.keys(body ?? {}).filter((k) => !known.includes(k));
+    if (state.strict && unknown.length) {
+      return json({ message: `Request is incorrect: {'${unknown[0]}': ['Unknown field.']}` }, 400);
+    }
+    if (typeof body?.client_id === "string") state.seen.push(body.client_id);
     const mode = state.tasksOff ? "sync" : state.modes?.length ? state.modes.shift() : state.mode;
     if (mode === "sync") return json(state.result);
     if (mode === "hang") {
@@ -119,10 +136,20 @@ impl Server {
         self.requests.iter().map(|r| rust(&r)).collect()
     }
 
+    /// A list the server keeps in its state (`stopped`, `probes`, `seen`).
+    fn list(&self, key: &str) -> Vec<Value> {
+        let value = js_sys::Reflect::get(&self.state, &key.into()).unwrap();
+        rust(&value).as_array().cloned().unwrap_or_default()
+    }
+
     fn to(&self, path: &str) -> Vec<Value> {
         self.requests()
             .into_iter()
-            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with(path)))
+            .filter(|r| {
+                r["url"]
+                    .as_str()
+                    .is_some_and(|u| u.split('?').next() == Some(path))
+            })
             .collect()
     }
 }
@@ -249,11 +276,12 @@ async fn errors_401_and_403_settle_as_themselves_and_nothing_is_retried() {
         assert_eq!(outcome["reason"], reason, "{status}");
         assert_eq!(outcome["httpStatus"], status);
         assert!(got.is_null());
-        assert_eq!(
-            server.to("/api/v1/chart/data").len(),
-            1,
-            "{status}: not retried"
-        );
+        // A 400 to a body with the guard's client_id is sent once more without it (the
+        // server may refuse the field alone); nothing else is sent twice.
+        let posts = server.to("/api/v1/chart/data");
+        let expected = if status == 400 { 2 } else { 1 };
+        assert_eq!(posts.len(), expected, "{status}: not retried");
+        assert!(posts[expected - 1]["body"].get("client_id").is_none() == (status == 400));
         if outcome_kind == "failed" {
             assert_eq!(
                 outcome["errors"][0]["error_type"],
@@ -278,13 +306,19 @@ async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_w
     assert_eq!(outcome["reason"], "signal");
     assert_eq!(outcome["stop"], "stopped");
     let stops = server.to("/api/v1/chart/data/stop");
-    assert_eq!(stops.len(), 1);
-    assert_eq!(stops[0]["body"]["client_id"], outcome["clientId"]);
-    assert_eq!(stops[0]["csrf"], "csrf-1");
+    assert_eq!(
+        stops.len(),
+        2,
+        "the question whether it is there, then the stop"
+    );
+    assert_eq!(server.list("probes").len(), 1);
+    assert_eq!(stops[1]["body"]["client_id"], outcome["clientId"]);
+    assert_eq!(server.list("stopped"), vec![outcome["clientId"].clone()]);
+    assert_eq!(stops[1]["csrf"], "csrf-1");
 
-    // A Superset without the endpoint (an HTML 404): `unsupported`, and not asked again.
+    // The endpoint gone (an HTML 404): `unsupported`, and not asked again.
     server.set("noStop", json!(true));
-    for expected_stops in [2, 2] {
+    for expected_stops in [3, 3] {
         let controller = web_sys::AbortController::new().unwrap();
         let promise = g.query(body(), with_signal(&controller, json!({})));
         sleep(100).await;
@@ -293,6 +327,83 @@ async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_w
         assert_eq!(outcome["stop"], "unsupported", "{outcome}");
         assert_eq!(server.to("/api/v1/chart/data/stop").len(), expected_stops);
     }
+}
+
+/// Superset 6.1.0 and 7.0: no stop endpoint, and a schema that refuses a `client_id` (a 400).
+/// The guard asks the endpoint once, before the first query (the queries that come meanwhile
+/// wait for the answer), and sends no `client_id` after its 404; an abort then stops nothing
+/// on the server and says so.
+#[wasm_bindgen_test]
+async fn a_superset_without_the_stop_endpoint_is_never_sent_a_client_id() {
+    let ns = fresh("q-610");
+    let server =
+        Server::new(json!({ "mode": "sync", "result": result(), "strict": true, "noStop": true }));
+    let g = guard(&ns, &server, json!({}));
+    let first = [
+        query(&g, json!({})),
+        query(&g, json!({})),
+        query(&g, json!({})),
+    ];
+    for promise in first {
+        let (outcome, got) = settled(promise).await;
+        assert_eq!(outcome["outcome"], "done", "{outcome}");
+        assert_eq!(outcome["clientId"], Value::Null);
+        assert_eq!(rust(&got), result());
+    }
+    assert_eq!(server.to("/api/v1/chart/data/stop").len(), 1, "asked once");
+    let posts = server.to("/api/v1/chart/data");
+    assert_eq!(posts.len(), 3, "no 400, nothing sent twice: {posts:?}");
+    assert!(posts.iter().all(|p| p["body"].get("client_id").is_none()));
+
+    server.set("mode", json!("hang"));
+    let controller = web_sys::AbortController::new().unwrap();
+    let promise = g.query(body(), with_signal(&controller, json!({})));
+    sleep(100).await;
+    controller.abort();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["outcome"], "aborted");
+    assert_eq!(outcome["stop"], "unsupported", "{outcome}");
+    assert_eq!(
+        server.to("/api/v1/chart/data/stop").len(),
+        1,
+        "nothing more asked"
+    );
+
+    // A server with the endpoint that still refuses the field: found out from one 400 and the
+    // same body answered without it; never sent again.
+    let ns = fresh("q-field");
+    let server = Server::new(json!({ "mode": "sync", "result": result(), "strict": true }));
+    let g = guard(&ns, &server, json!({}));
+    let (outcome, got) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(outcome["clientId"], Value::Null);
+    assert_eq!(rust(&got), result());
+    let posts = server.to("/api/v1/chart/data");
+    assert_eq!(posts.len(), 2);
+    assert!(posts[0]["body"]["client_id"].is_string());
+    assert!(posts[1]["body"].get("client_id").is_none());
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done");
+    assert_eq!(
+        server.to("/api/v1/chart/data").len(),
+        3,
+        "sent once, without"
+    );
+
+    // The query's own 400: the same again without the field is a 400 too; it fails as itself.
+    let ns = fresh("q-bad");
+    let server = Server::new(json!({ "mode": 400, "errorBody": { "message": "bad query" } }));
+    let g = guard(&ns, &server, json!({}));
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "failed", "{outcome}");
+    assert_eq!(outcome["httpStatus"], 400);
+    settled(query(&g, json!({}))).await;
+    let posts = server.to("/api/v1/chart/data");
+    assert_eq!(posts.len(), 4, "each sent with, then without: {posts:?}");
+    assert!(
+        posts[2]["body"]["client_id"].is_string(),
+        "still sent with one first"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -429,14 +540,14 @@ async fn the_pages_end_stops_a_synchronous_query_with_keepalive() {
     sleep(100).await;
     pagehide(true);
     sleep(50).await;
-    assert!(
-        server.to("/api/v1/chart/data/stop").is_empty(),
-        "bfcache: nothing"
-    );
+    // Before the query: the question whether the stop endpoint is there.
+    assert_eq!(server.to("/api/v1/chart/data/stop").len(), 1);
+    assert_eq!(server.list("probes").len(), 1, "bfcache: nothing");
     pagehide(false);
     let stops = server.to("/api/v1/chart/data/stop");
-    assert_eq!(stops.len(), 1, "{stops:?}");
-    assert_eq!(stops[0]["keepalive"], true);
+    assert_eq!(stops.len(), 2, "{stops:?}");
+    assert_eq!(stops[1]["keepalive"], true);
+    assert_eq!(server.list("stopped").len(), 1);
     let (outcome, _) = settled(promise).await;
     assert_eq!(outcome["reason"], "page_end", "{outcome}");
 }

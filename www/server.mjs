@@ -438,6 +438,9 @@ export function createApp({
       if (!who) return message(401, "Async token missing or invalid");
       if (!who.guest && who.userId === null) return message(401, "Not signed in");
       const body = await readJson(req);
+      // 6.1.0's schema refuses a field it does not know (and it has no stop endpoint to take a
+      // client_id): a 400, the query not run.
+      if ("client_id" in body) return message(400, "Request is incorrect: {'client_id': ['Unknown field.']}");
       const job = {
         channel_id: who.channel,
         job_id: randomUUID(),

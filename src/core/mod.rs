@@ -24,6 +24,8 @@
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
 //! - [`chart`]: the chart-data endpoints (the request, its result, the stop) and what they answer
+//! - [`client_ids`]: whether a server takes a `client_id` in a chart-data body, learned from
+//!   its answers
 //! - [`query`]: `query()`'s rules: a chart's query from request to result, as a sans-IO machine
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
 //! - `follow` (natively, and on wasm32 with the `follow` feature): following Superset's event stream: cursors, cadence, what a poll's answer means
@@ -40,6 +42,7 @@ pub mod awaited;
 pub mod cancel;
 pub mod cancel_flow;
 pub mod chart;
+pub mod client_ids;
 pub mod clock;
 #[cfg(any(test, feature = "test-doubles"))]
 pub mod doubles;

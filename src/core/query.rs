@@ -92,8 +92,9 @@ pub struct QueryOutcome {
     /// `done`: the server's chart-data JSON, as `JSON.parse` reads its body; else `null`.
     #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown"))]
     pub result: (),
-    /// The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it).
-    pub client_id: String,
+    /// The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it); `null`
+    /// when it carried none (a server that refuses the field: [`super::client_ids`]).
+    pub client_id: Option<String>,
     /// The jobs (a task's uuid for a task) a `202` named.
     pub job_ids: Vec<String>,
     /// The HTTP status of the answer that settled it, where one did.
@@ -118,11 +119,11 @@ pub struct QueryOutcome {
 }
 
 impl QueryOutcome {
-    pub fn new(outcome: QueryResult, client_id: &str, message: impl Into<String>) -> Self {
+    pub fn new(outcome: QueryResult, client_id: Option<&str>, message: impl Into<String>) -> Self {
         Self {
             outcome,
             result: (),
-            client_id: client_id.to_owned(),
+            client_id: client_id.map(str::to_owned),
             job_ids: Vec::new(),
             http_status: None,
             status: None,
@@ -135,7 +136,11 @@ impl QueryOutcome {
     }
 
     /// Refused before or while it ran.
-    pub fn refused(client_id: &str, reason: QueryReason, message: impl Into<String>) -> Self {
+    pub fn refused(
+        client_id: Option<&str>,
+        reason: QueryReason,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             reason: Some(reason),
             ..Self::new(QueryResult::Refused, client_id, message)
@@ -186,7 +191,7 @@ pub enum StopPlan {
 /// One query's life.
 #[derive(Debug)]
 pub struct QueryLife {
-    pub client_id: String,
+    pub client_id: Option<String>,
     phase: Phase,
     refetches: u8,
     job_ids: Vec<String>,
@@ -195,7 +200,7 @@ pub struct QueryLife {
 }
 
 impl QueryLife {
-    pub fn new(client_id: String) -> Self {
+    pub fn new(client_id: Option<String>) -> Self {
         Self {
             client_id,
             phase: Phase::Sending,
@@ -228,7 +233,7 @@ impl QueryLife {
     }
 
     fn outcome(&self, result: QueryResult, message: impl Into<String>) -> QueryOutcome {
-        QueryOutcome::new(result, &self.client_id, message)
+        QueryOutcome::new(result, self.client_id.as_deref(), message)
     }
 
     /// What an answer means: to the chart-data request (sent or sent again), or to the
@@ -274,7 +279,7 @@ impl QueryLife {
             }
             ChartAnswer::Forbidden => {
                 let mut o = QueryOutcome::refused(
-                    &self.client_id,
+                    self.client_id.as_deref(),
                     QueryReason::Forbidden,
                     "The server answered 403: this session may not run the query",
                 );
@@ -411,7 +416,7 @@ mod tests {
     }
 
     fn life() -> QueryLife {
-        QueryLife::new("sjg-1".to_owned())
+        QueryLife::new(Some("sjg-1".to_owned()))
     }
 
     fn done_wait() -> WaitOutcome {

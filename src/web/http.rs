@@ -363,6 +363,13 @@ impl Client {
         }
     }
 
+    /// Waits for `pending` (another request's end, say) until it settles, the client is
+    /// aborted, or the client's timeout passes: whether it settled first.
+    pub(super) async fn settles(&self, pending: &JsValue) -> bool {
+        let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
+        !matches!(self.wait(pending, deadline).await, Waited::Stopped)
+    }
+
     /// Waits `ms`, or less if the client is aborted first; not at all without timers.
     pub(super) async fn sleep(&self, ms: u64) {
         let signal = self.signal();

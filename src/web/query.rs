@@ -34,6 +34,7 @@ use crate::core::chart::{
     classify_chart, classify_stop, is_client_id, make_client_id, no_answer, stop_body, ChartAnswer,
     QuerySettings, StopResult, DEFAULT_STOP_URL,
 };
+use crate::core::client_ids::{AfterAnswer, Decision};
 use crate::core::endpoints::{is_json_type, json_within_limits, Limit};
 use crate::core::error::GuardError;
 use crate::core::options::GuardOptions;
@@ -59,7 +60,10 @@ fn frozen(outcome: &QueryOutcome, result: &JsValue) -> JsValue {
 }
 
 fn refused(reason: QueryReason, message: String) -> Promise {
-    settled(&QueryOutcome::refused("", reason, message), &JsValue::NULL)
+    settled(
+        &QueryOutcome::refused(None, reason, message),
+        &JsValue::NULL,
+    )
 }
 
 /// An error's `message`.
@@ -119,18 +123,19 @@ pub fn start(
     let prepared = match inner.try_borrow_mut() {
         Ok(mut guard) => prepare(&mut guard, body, &settings),
         Err(_) => Err(QueryOutcome::refused(
-            "",
+            None,
             QueryReason::InvalidInput,
             "query was called from inside one of the guard's own calls",
         )),
     };
-    let (id, text, client_id) = match prepared {
+    let prepared = match prepared {
         Ok(prepared) => prepared,
         Err(outcome) => return settled(&outcome, &JsValue::NULL),
     };
+    let id = prepared.id;
     if signal.as_ref().is_some_and(dom::is_aborted) {
         end(inner, id);
-        let outcome = QueryLife::new(client_id).aborted(
+        let outcome = QueryLife::new(None).aborted(
             QueryReason::Signal,
             Some(StopResult::NotSent),
             Vec::new(),
@@ -152,7 +157,7 @@ pub fn start(
     let inner = Rc::clone(inner);
     let listeners = Rc::downgrade(listeners);
     future_to_promise(async move {
-        let (outcome, result) = drive(&inner, &listeners, id, text, settings).await;
+        let (outcome, result) = drive(&inner, &listeners, prepared, settings).await;
         if let Some((signal, listener)) = on_abort {
             let _ = signal
                 .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
@@ -162,38 +167,37 @@ pub fn start(
     })
 }
 
-/// Registers a query: the body as it is sent (the guard's `client_id`, or the app's own
-/// where it keeps to the rule; on the task contract the tab id), and its id among the
+/// A query as registered: its id among the guard's, its body, and the app's own `client_id`
+/// (where it keeps to the rule).
+struct Prepared {
+    id: u32,
+    body: serde_json::Map<String, Value>,
+    given: Option<String>,
+}
+
+/// Registers a query: its body (on the task contract with the tab id), and its id among the
 /// guard's queries. Refused without a session, and after a 401 until the next login.
 fn prepare(
     guard: &mut Inner,
     mut body: serde_json::Map<String, Value>,
     settings: &QuerySettings,
-) -> Result<(u32, String, String), QueryOutcome> {
+) -> Result<Prepared, QueryOutcome> {
     let heard = hearing_of(guard);
     let hearing = heard.hearing();
     let unauthenticated = hearing.unauthenticated;
     let Some(owner) = heard.session.clone() else {
         let message = "No session: nobody is signed in, so nothing was sent";
-        return Err(QueryOutcome::refused("", QueryReason::NoSession, message));
-    };
-    let client_id = match body.get("client_id").and_then(Value::as_str) {
-        Some(given) if is_client_id(given) => given.to_owned(),
-        _ => {
-            let mut random = MathRandom;
-            make_client_id(|| random.next_f64())
-        }
+        return Err(QueryOutcome::refused(None, QueryReason::NoSession, message));
     };
     if unauthenticated {
         let message =
             "The server answered 401 to this session: nothing is sent until the next login";
         return Err(QueryOutcome::new(
             QueryResult::Unauthenticated,
-            &client_id,
+            None,
             message,
         ));
     }
-    body.insert("client_id".to_owned(), Value::String(client_id.clone()));
     let contract = guard.options.contract;
     let mut tab_id = None;
     if contract == Contract::Task {
@@ -206,11 +210,12 @@ fn prepare(
         body.insert("tab_id".to_owned(), Value::String(tab.clone()));
         tab_id = Some(tab);
     }
-    let text = serde_json::to_string(&body).map_err(|_| {
-        QueryOutcome::refused("", QueryReason::InvalidInput, "the body cannot be sent")
-    })?;
+    let given = match body.remove("client_id") {
+        Some(Value::String(given)) if is_client_id(&given) => Some(given),
+        _ => None,
+    };
     let controller = AbortController::new().map_err(|_| {
-        QueryOutcome::refused("", QueryReason::InvalidInput, "no AbortController here")
+        QueryOutcome::refused(None, QueryReason::InvalidInput, "no AbortController here")
     })?;
     let queries = &mut guard.queries;
     queries.next = queries.next.wrapping_add(1);
@@ -219,7 +224,8 @@ fn prepare(
         id,
         controller,
         phase: Phase::Sending,
-        client_id: client_id.clone(),
+        client_id: None,
+        sent: false,
         stop_url: stop_url_for(&settings.url),
         owner,
         jobs: Vec::new(),
@@ -230,7 +236,82 @@ fn prepare(
         stop: None,
         cancelling: Vec::new(),
     });
-    Ok((id, text, client_id))
+    Ok(Prepared { id, body, given })
+}
+
+/// Whether query `id` to `url` carries a `client_id`, and which: the app's own, else the
+/// guard's where the server takes one ([`crate::core::client_ids`]: asking its stop endpoint first where
+/// that is not known, or waiting for the answer to another query's question). `Err` when the
+/// query was stopped meanwhile.
+async fn client_id_for(
+    inner: &Rc<RefCell<Inner>>,
+    id: u32,
+    url: &str,
+    given: Option<String>,
+) -> Result<Option<String>, ()> {
+    if given.is_some() {
+        return Ok(given);
+    }
+    let timeout_ms = inner.try_borrow().map_or(0, |g| g.options.timeout_ms);
+    loop {
+        let decision = match inner.try_borrow_mut() {
+            Ok(mut g) => g.queries.client_ids.decide(url),
+            Err(_) => return Err(()),
+        };
+        let mut random = MathRandom;
+        let mut fresh = || make_client_id(|| random.next_f64());
+        match decision {
+            Decision::Carry => return Ok(Some(fresh())),
+            Decision::Without => return Ok(None),
+            Decision::Probe => {
+                let client = client_of(inner, id, timeout_ms).ok_or(())?;
+                let (done, end) = deferred();
+                let request = match inner.try_borrow_mut() {
+                    Ok(mut g) => {
+                        g.queries.probes.insert(url.to_owned(), done);
+                        let body = stop_body(&fresh());
+                        Request::new(stop_url_for(url), &g.options.headers, "POST", Some(&body))
+                    }
+                    Err(_) => return Err(()),
+                };
+                let status = match client.send(&request).await {
+                    Some(Ok(answer)) => Some(answer.status),
+                    _ => None,
+                };
+                client.release();
+                if let Ok(mut g) = inner.try_borrow_mut() {
+                    g.queries.client_ids.probed(url, status);
+                    g.queries.probes.remove(url);
+                    if status == Some(404) {
+                        g.queries.no_stop.insert(stop_url_for(url));
+                    }
+                }
+                let _ = end.call0(&JsValue::UNDEFINED);
+            }
+            Decision::AwaitProbe => {
+                let pending = inner
+                    .try_borrow()
+                    .ok()
+                    .and_then(|g| g.queries.probes.get(url).cloned());
+                let Some(pending) = pending else {
+                    return Ok(None);
+                };
+                let client = client_of(inner, id, timeout_ms).ok_or(())?;
+                let settled = client.settles(&pending).await;
+                client.release();
+                if reason_of(inner, id).is_some() {
+                    return Err(());
+                }
+                if !settled {
+                    // Out of its own time: sent without.
+                    return Ok(None);
+                }
+            }
+        }
+        if reason_of(inner, id).is_some() {
+            return Err(());
+        }
+    }
 }
 
 /// Takes query `id` off the guard's list.
@@ -344,24 +425,45 @@ async fn send(
 async fn drive(
     inner: &Rc<RefCell<Inner>>,
     listeners: &Weak<RefCell<Listeners>>,
-    id: u32,
-    body: String,
+    prepared: Prepared,
     settings: QuerySettings,
 ) -> (QueryOutcome, JsValue) {
-    let client_id = match inner.try_borrow() {
-        Ok(g) => g
-            .queries
-            .running
-            .iter()
-            .find(|q| q.id == id)
-            .map(|q| q.client_id.clone())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
+    let Prepared {
+        id,
+        mut body,
+        given,
+    } = prepared;
+    let guards = given.is_none();
+    let Ok(client_id) = client_id_for(inner, id, &settings.url, given).await else {
+        let mut life = QueryLife::new(None);
+        return (
+            stopped(inner, listeners, id, &mut life).await,
+            JsValue::NULL,
+        );
     };
+    // The body as sent, and (where the guard added the client_id) the same without it.
+    let text =
+        |body: &serde_json::Map<String, Value>| serde_json::to_string(body).unwrap_or_default();
+    let mut without = None;
+    if let Some(client_id) = &client_id {
+        if guards {
+            without = Some(text(&body));
+        }
+        body.insert("client_id".to_owned(), Value::String(client_id.clone()));
+    }
+    let mut body = text(&body);
+    if let Ok(mut g) = inner.try_borrow_mut() {
+        if let Some(q) = g.queries.get(id) {
+            q.client_id.clone_from(&client_id);
+            q.sent = true;
+        }
+    }
     let mut life = QueryLife::new(client_id);
     let mut result = JsValue::NULL;
     let mut next = Next::Send(settings.url.clone());
     let stale = settings.wait.stale_ms;
+    // Whether the request out is the one sent again without its `client_id`.
+    let mut resent = false;
     loop {
         set_phase(inner, id, life.phase());
         let step = match next {
@@ -372,7 +474,44 @@ async fn drive(
                 } else {
                     ("POST", Some(body.as_str()))
                 };
-                match send(inner, id, method, &url, payload, stale).await {
+                let sent = send(inner, id, method, &url, payload, stale).await;
+                let probing = without.is_some();
+                let status = match &sent {
+                    Sent::Answer { status, .. } => Some(*status),
+                    _ => None,
+                };
+                if probing || resent {
+                    let url = &settings.url;
+                    let mut again = false;
+                    if let Ok(mut g) = inner.try_borrow_mut() {
+                        let ids = &mut g.queries.client_ids;
+                        match (status, resent) {
+                            (None, _) => {}
+                            (Some(status), true) => ids.resent(url, status),
+                            (Some(status), false) => {
+                                again = ids.answered(url, status) == AfterAnswer::SendWithout;
+                            }
+                        }
+                    }
+                    resent = false;
+                    match without.take() {
+                        // Refused, perhaps for the client_id alone: the same body without it.
+                        Some(plain) if again && reason_of(inner, id).is_none() => {
+                            body = plain;
+                            life.client_id = None;
+                            if let Ok(mut g) = inner.try_borrow_mut() {
+                                if let Some(q) = g.queries.get(id) {
+                                    q.client_id = None;
+                                }
+                            }
+                            resent = true;
+                            next = Next::Send(url.clone());
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                match sent {
                     Sent::Aborted => {
                         return (
                             stopped(inner, listeners, id, &mut life).await,
@@ -383,7 +522,7 @@ async fn drive(
                         let stop = stop_on_server(inner, id).await;
                         let mut o = QueryOutcome::new(
                             QueryResult::Stale,
-                            &life.client_id,
+                            life.client_id.as_deref(),
                             format!("No answer for {stale} ms: stopped on the server"),
                         );
                         o.stop = Some(stop);
@@ -688,10 +827,18 @@ fn stop_request(guard: &mut Inner, id: u32) -> Result<(Request, Option<Function>
         .iter()
         .find(|q| q.id == id)
         .ok_or(StopResult::NotSent)?;
+    if !q.sent {
+        return Err(StopResult::NotSent);
+    }
+    // Sent without a client_id (the server refuses the field), or to a server without the
+    // endpoint: nothing can stop it there.
+    let Some(client_id) = q.client_id.as_deref() else {
+        return Err(StopResult::Unsupported);
+    };
     if no_stop.contains(&q.stop_url) {
         return Err(StopResult::Unsupported);
     }
-    let body = stop_body(&q.client_id);
+    let body = stop_body(client_id);
     let request = Request::new(
         q.stop_url.clone(),
         &guard.options.headers,

@@ -2,11 +2,12 @@
 //! [`super::query`] drives and that a logout, a user switch and the page's end read to stop
 //! them on the server.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use web_sys::AbortController;
 
 use crate::core::chart::StopResult;
+use crate::core::client_ids::ClientIds;
 use crate::core::query::{Phase, QueryReason};
 use crate::core::response::Contract;
 use crate::core::session::Session;
@@ -19,7 +20,8 @@ pub(super) struct RunningQuery {
     pub(super) controller: AbortController,
     /// Where it is (its driver keeps it current).
     pub(super) phase: Phase,
-    pub(super) client_id: String,
+    /// The `client_id` its request carries now (none on a server that refuses the field).
+    pub(super) client_id: Option<String>,
     /// Where a synchronous query of it is stopped.
     pub(super) stop_url: String,
     /// The session that sent it.
@@ -34,6 +36,9 @@ pub(super) struct RunningQuery {
     pub(super) waiter: Option<u32>,
     /// Why it is being stopped, once it is.
     pub(super) reason: Option<QueryReason>,
+    /// Whether its chart-data request has been sent (it waits, first, to know whether the
+    /// server takes a `client_id`).
+    pub(super) sent: bool,
     /// How the server was told, where that was done for it (a logout, the page's end).
     pub(super) stop: Option<StopResult>,
     pub(super) cancelling: Vec<String>,
@@ -46,6 +51,10 @@ pub struct Queries {
     pub(super) next: u32,
     /// The stop URLs a server answered `404` (it has no stop endpoint): not asked again.
     pub(super) no_stop: BTreeSet<String>,
+    /// Whether each chart-data URL's server takes a `client_id`, and the end of each question
+    /// to a stop endpoint still out (what the queries that come meanwhile wait for).
+    pub(super) client_ids: ClientIds,
+    pub(super) probes: BTreeMap<String, js_sys::Promise>,
 }
 
 impl Queries {

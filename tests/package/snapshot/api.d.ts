@@ -476,9 +476,10 @@ export interface QueryOutcome {
      */
     result: unknown;
     /**
-     * The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it).
+     * The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it); `null`
+     * when it carried none (a server that refuses the field: [`super::client_ids`]).
      */
-    clientId: string;
+    clientId: string | null;
     /**
      * The jobs (a task's uuid for a task) a `202` named.
      */
