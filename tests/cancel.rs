@@ -969,8 +969,8 @@ async fn abort_getters_and_methods_that_throw_never_wedge_a_cancel() {
     let logged_out = g.logout();
     restore.call0(&JsValue::NULL).unwrap();
     assert_eq!(
-        rust(&logged_out.expect("logout does not throw")),
-        json!({ "purged": 1 })
+        rust(&logged_out.expect("logout does not throw"))["purged"],
+        json!(1)
     );
     let out = rust(&JsFuture::from(pending).await.unwrap());
     assert_eq!(out["attempts"], 1, "no request after the logout: {out}");

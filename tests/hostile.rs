@@ -84,7 +84,7 @@ fn exercise(g: &JobGuard) {
         .thrown(),
         "not_job_owner",
     );
-    assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 1 }));
+    assert_eq!(rust(&g.logout().unwrap())["purged"], json!(1));
     assert_eq!(
         rust(&g.check_cancel("job-1".into()).unwrap())["reason"],
         "no_session"
@@ -549,7 +549,7 @@ fn removals_that_throw_still_log_out_this_tab() {
     let check = g.check_cancel("job-1".into());
     let status = g.storage();
     mend(restore);
-    assert_eq!(rust(&out.unwrap()), json!({ "purged": 1 }));
+    assert_eq!(rust(&out.unwrap())["purged"], json!(1));
     assert_eq!(rust(&session.unwrap()), Value::Null);
     assert_eq!(rust(&check.unwrap())["reason"], "no_session");
     assert_eq!(rust(&status.unwrap())["kind"], "degraded");
@@ -1083,7 +1083,7 @@ fn listeners_that_call_back_in_never_recurse_or_wedge_the_guard() {
     js_sys::Reflect::set(&guard_js, &"logout".into(), call_logout.as_ref()).unwrap();
     let callback = make.call2(&JsValue::NULL, &seen, &guard_js).unwrap();
     let unsubscribe: js_sys::Function = g.subscribe(callback).unwrap().dyn_into().unwrap();
-    assert_eq!(rust(&g.logout().unwrap()), json!({ "purged": 0 }));
+    assert_eq!(rust(&g.logout().unwrap())["purged"], json!(0));
     assert_eq!(rust(&seen), json!(["logout"]), "one logout, announced once");
     // A logout with nothing to remove announces nothing at all.
     g.logout().unwrap();

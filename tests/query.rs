@@ -45,7 +45,7 @@ return async function fetch(url, init = {}) {
   // A role without the Task permissions: 403 from status_changes and from cancel.
   if (state.noTaskRole && pathname.startsWith("/api/v1/task/")) return json({ message: "Forbidden" }, 403);
   if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
-    if (state.noStop) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
+    if (state.noStop) return new Response("<html>no</html>", { status: state.noStop === 405 ? 405 : 404, headers: { "Content-Type": "text/html" } });
     // A client_id no chart-data request carried: nothing to stop (200, as main answers a miss).
     if (!state.seen.includes(body?.client_id)) {
       state.probes.push(body?.client_id);
@@ -337,7 +337,8 @@ async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_w
 async fn a_superset_without_the_stop_endpoint_is_never_sent_a_client_id() {
     let ns = fresh("q-610");
     let server =
-        Server::new(json!({ "mode": "sync", "result": result(), "strict": true, "noStop": true }));
+        // A real 6.1.0 answers the stop 405: its GET /api/v1/chart/data/<cache_key> takes the path.
+        Server::new(json!({ "mode": "sync", "result": result(), "strict": true, "noStop": 405 }));
     let g = guard(&ns, &server, json!({}));
     let first = [
         query(&g, json!({})),
@@ -474,6 +475,35 @@ async fn a_logout_stops_the_query_before_the_session_ends_and_its_late_answer_is
         before,
         "nothing sent as the new user"
     );
+}
+
+/// A logout from the page's own listener, as the query's `202` is recorded: the query's waiter
+/// is known as its own by then, so its job is cancelled before the session ends.
+#[wasm_bindgen_test]
+async fn a_logout_from_a_listener_as_the_202_is_recorded_cancels_the_querys_job() {
+    let ns = fresh("q-listener");
+    let server = Server::new(json!({ "mode": "job" }));
+    let g = std::rc::Rc::new(guard(&ns, &server, json!({})));
+    let weak = std::rc::Rc::downgrade(&g);
+    let on_change =
+        wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |change: JsValue| {
+            let change = rust(&change);
+            if change["type"] == "jobs_changed" && change["source"] == "local" {
+                if let Some(g) = weak.upgrade() {
+                    let _ = g.logout();
+                }
+            }
+        });
+    let listener: JsValue = on_change.as_ref().clone();
+    let _unsubscribe = g.subscribe(listener).unwrap();
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "aborted", "{outcome}");
+    assert_eq!(outcome["reason"], "logout");
+    assert_eq!(outcome["cancelling"], json!(["job-1"]));
+    let cancels = server.to("/api/v1/async_event/job-1/cancel");
+    assert_eq!(cancels.len(), 1, "{:?}", server.requests());
+    assert_eq!(cancels[0]["keepalive"], true);
+    drop(on_change);
 }
 
 /// `logout()`'s `stopped`: settles once its stops are answered (so the app's own sign-out

@@ -12,8 +12,9 @@
 //! with job metadata (6.1.0's `GLOBAL_ASYNC_QUERIES`) or with `task_ids` (the task framework of
 //! 7.0 and main), or an error: `401` (signed out), `403` (no access), `400`/`422`/`500` with
 //! `{"message"}` or `{"errors": [...]}`. The stop endpoint (PR #44552, docs "Version: Next")
-//! answers `200`, `400`, `401`, `403` or `500`, never `404`: a `404` means a Superset without
-//! it (6.1.0's HTML page), and the guard does not ask that server again.
+//! answers `200`, `400`, `401`, `403` or `500`, never `404`: a `404`, or the `405` a real 6.1.0
+//! answers (its `GET /api/v1/chart/data/<cache_key>` takes the path), means a Superset without
+//! it, and the guard does not ask that server again.
 
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
@@ -227,8 +228,8 @@ names! {
         Stopped = "stopped",
         /// The server had nothing of it running any more (`400`).
         NotRunning = "not_running",
-        /// The server has no stop endpoint (a `404`: 6.1.0, or a 7.0 cut before PR #44552); the
-        /// guard does not ask it again.
+        /// The server has no stop endpoint (a `404` or `405`: 6.1.0, 7.0), or the query carried
+        /// no `client_id` to stop it by; the guard does not ask that server again.
         Unsupported = "unsupported",
         /// `401` or `403`: the session may not stop it.
         Refused = "refused",
@@ -250,7 +251,8 @@ pub fn classify_stop(status: u16) -> StopResult {
         200..=299 => StopResult::Stopped,
         400 => StopResult::NotRunning,
         401 | 403 => StopResult::Refused,
-        404 => StopResult::Unsupported,
+        // 6.1.0 answers 405: its `GET /api/v1/chart/data/<cache_key>` takes the path.
+        404 | 405 => StopResult::Unsupported,
         _ => StopResult::Failed,
     }
 }
@@ -368,12 +370,13 @@ mod tests {
     }
 
     #[test]
-    fn a_stop_answer_is_read_by_its_status_and_a_404_is_a_superset_without_it() {
+    fn a_stop_answer_is_read_by_its_status_and_a_404_or_405_is_a_superset_without_it() {
         assert_eq!(classify_stop(200), StopResult::Stopped);
         assert_eq!(classify_stop(400), StopResult::NotRunning);
         assert_eq!(classify_stop(401), StopResult::Refused);
         assert_eq!(classify_stop(403), StopResult::Refused);
         assert_eq!(classify_stop(404), StopResult::Unsupported);
+        assert_eq!(classify_stop(405), StopResult::Unsupported);
         assert_eq!(classify_stop(500), StopResult::Failed);
         assert_eq!(stop_body("sjg-abc"), r#"{"client_id":"sjg-abc"}"#);
     }

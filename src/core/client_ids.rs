@@ -4,8 +4,9 @@
 //! synchronous query by. Every released Superset (6.1.0, 7.0) has no such endpoint and reads the
 //! chart-data body with a schema that refuses a field it does not know (a `400`: the query is
 //! not run). So, once per chart-data URL, before its first query is sent, the guard asks the
-//! stop endpoint to stop a `client_id` nobody has: a `404` is a server without the endpoint (no
-//! query carries one), any other answer one with it (every query carries one); the queries that
+//! stop endpoint to stop a `client_id` nobody has: a `404` or `405` is a server without the
+//! endpoint (a real 6.1.0 answers `405`: its `GET /api/v1/chart/data/<cache_key>` takes the
+//! path), so no query carries one; any other answer, a server with it: every query carries one; the queries that
 //! come meanwhile wait for that answer (one round trip, once). No answer: the queries go
 //! without one, and the next asks again. Where the endpoint is there but a body carrying a
 //! `client_id` is answered `400`, the same body is sent once more without it: answered then,
@@ -82,7 +83,7 @@ impl ClientIds {
     /// The stop endpoint answered `status` to the question (`None`: no answer).
     pub fn probed(&mut self, url: &str, status: Option<u16>) {
         let known = match status {
-            Some(404) => Known::Refused,
+            Some(404 | 405) => Known::Refused,
             Some(_) => Known::Likely,
             None => Known::Unknown,
         };
@@ -126,11 +127,19 @@ mod tests {
         assert_eq!(ids.decide(URL), Decision::Probe);
         assert!(ids.probing(URL));
         assert_eq!(ids.decide(URL), Decision::AwaitProbe);
-        // 6.1.0 and 7.0: no endpoint, no client_id, ever.
-        ids.probed(URL, Some(404));
+        // 6.1.0 (a 405) and 7.0: no endpoint, no client_id, ever.
+        ids.probed(URL, Some(405));
         assert!(!ids.probing(URL));
         assert_eq!(ids.decide(URL), Decision::Without);
         assert_eq!(ids.answered(URL, 400), AfterAnswer::Keep);
+        assert_eq!(ids.decide(URL), Decision::Without);
+    }
+
+    #[test]
+    fn a_404_is_no_endpoint_too() {
+        let mut ids = ClientIds::default();
+        ids.decide(URL);
+        ids.probed(URL, Some(404));
         assert_eq!(ids.decide(URL), Decision::Without);
     }
 

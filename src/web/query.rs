@@ -282,7 +282,7 @@ async fn client_id_for(
                 if let Ok(mut g) = inner.try_borrow_mut() {
                     g.queries.client_ids.probed(url, status);
                     g.queries.probes.remove(url);
-                    if status == Some(404) {
+                    if status.map(classify_stop) == Some(StopResult::Unsupported) {
                         g.queries.no_stop.insert(stop_url_for(url));
                     }
                 }
@@ -645,23 +645,21 @@ async fn wait(
             let _ = wake.call0(&JsValue::UNDEFINED);
         }))
     };
-    match waiting::register(inner, &listeners, input, settings.wait, signal, then) {
-        Err(refused) => return refused,
-        Ok((waiter, jobs)) => {
-            life.set_job_ids(jobs.clone());
-            if let Ok(mut g) = inner.try_borrow_mut() {
-                if let Some(q) = g.queries.get(id) {
-                    q.waiter = Some(waiter);
-                    q.jobs = jobs;
-                    if task {
-                        q.contract = Contract::Task;
-                        q.tab_id = tab_id.or(q.tab_id.take());
-                    } else {
-                        q.contract = Contract::AsyncEvent;
-                    }
-                }
+    let added = |g: &mut Inner, waiter: u32, jobs: &[String]| {
+        if let Some(q) = g.queries.get(id) {
+            q.waiter = Some(waiter);
+            q.jobs = jobs.to_vec();
+            if task {
+                q.contract = Contract::Task;
+                q.tab_id = tab_id.or(q.tab_id.take());
+            } else {
+                q.contract = Contract::AsyncEvent;
             }
         }
+    };
+    match waiting::register(inner, &listeners, input, settings.wait, signal, then, added) {
+        Err(refused) => return refused,
+        Ok((_, jobs)) => life.set_job_ids(jobs),
     }
     let _ = JsFuture::from(woken).await;
     if let Ok(mut g) = inner.try_borrow_mut() {

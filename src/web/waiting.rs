@@ -102,6 +102,7 @@ pub fn start(
         settings,
         signal,
         Resolve::Js(resolve),
+        |_, _, _| {},
     ) {
         Ok(_) => promise,
         Err(refused) => settled(&refused),
@@ -109,7 +110,10 @@ pub fn start(
 }
 
 /// Registers a waiter for `input` (a `202` body is recorded first) now: its id and the jobs it
-/// awaits, or the outcome that refused it (nothing registered). `then` hears its outcome.
+/// awaits, or the outcome that refused it (nothing registered). `then` hears its outcome;
+/// `added` is told its id and jobs as it is added, in the same borrow, before the page's
+/// listeners hear of the record (one that signs out from there finds the waiter and whose it
+/// is).
 pub(super) fn register(
     inner: &Rc<RefCell<Inner>>,
     listeners: &Rc<RefCell<Listeners>>,
@@ -117,6 +121,7 @@ pub(super) fn register(
     settings: WaitSettings,
     signal: Option<AbortSignal>,
     then: Resolve,
+    added: impl FnOnce(&mut Inner, u32, &[String]),
 ) -> Result<(u32, Vec<String>), WaitOutcome> {
     let recorded = !matches!(input, WaitInput::Ids(_));
     let admitted = match inner.try_borrow_mut() {
@@ -136,9 +141,6 @@ pub(super) fn register(
             return Err(WaitOutcome::refused(&jobs, job.as_deref(), reason, message));
         }
     };
-    if recorded {
-        Listeners::notify(listeners, Change::JobsChanged, Source::Local);
-    }
     let me = Guard::of(inner, listeners);
     let awaited = jobs.clone();
     let added = inner.try_borrow_mut().ok().map(|mut guard| {
@@ -155,6 +157,7 @@ pub(super) fn register(
             resolve: then,
             signal: None,
         });
+        added(&mut guard, id, &awaited);
         id
     });
     let Some(id) = added else {
@@ -165,8 +168,12 @@ pub(super) fn register(
             "the guard's state was in use".to_owned(),
         ));
     };
-    // Aborted already (a 202 that came after its query was superseded): recorded, and what no
-    // other waiter awaits is cancelled at once, as by an abort a moment later.
+    if recorded {
+        Listeners::notify(listeners, Change::JobsChanged, Source::Local);
+    }
+    // Aborted already (a 202 that came after its query was superseded, or by a listener just
+    // now): recorded, and what no other waiter awaits is cancelled at once, as by an abort a
+    // moment later.
     if signal.as_ref().is_some_and(dom::is_aborted) {
         abort(&me, id);
         return Ok((id, awaited));

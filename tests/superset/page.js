@@ -36,12 +36,13 @@ document.body.dataset.ready = "true";
 /** The flow the test drives, once the module is loaded. */
 function createFlow() {
   let csrf = null;
-  // Every URL the guard requested (its cancels and follow()'s polls), in order.
+  // Every request the guard made ("METHOD /path": its cancels, follow()'s polls, query()'s),
+  // in order.
   const requested = [];
   const guard = new JobGuard({
     // Superset checks CSRF on every POST but chart data: the cancel carries the token.
     fetch: (url, init) => {
-      requested.push(String(url));
+      requested.push(`${init?.method ?? "GET"} ${new URL(String(url), location.href).pathname}`);
       return fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
     },
     retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
@@ -54,21 +55,52 @@ function createFlow() {
 
   const datasetId = Number(new URLSearchParams(location.search).get("dataset"));
 
+  /** The chart's body: the test's dataset, counted by label. */
+  const chartBody = ({ force = true, extra = {} } = {}) => ({
+    datasource: { id: datasetId, type: "table" },
+    force,
+    queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
+    result_format: "json",
+    result_type: "full",
+    ...extra,
+  });
+
   /** POST /api/v1/chart/data for the test's dataset: its status and JSON body. */
-  async function chartQuery() {
+  async function chartQuery(options) {
     const response = await fetch("/api/v1/chart/data", {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        datasource: { id: datasetId, type: "table" },
-        force: true,
-        queries: [{ columns: ["label"], metrics: ["count"], row_limit: 10 }],
-        result_format: "json",
-        result_type: "full",
-      }),
+      body: JSON.stringify(chartBody(options)),
     });
     return { status: response.status, body: await response.json() };
+  }
+
+  /** guard.query() of the chart; `abortWhenRecorded` aborts it (or signs out, with
+   * `logoutWhenRecorded`) as soon as its 202 is recorded, from the guard's own change. The
+   * outcome without its result, the rows, what the guard requested meanwhile, and for a
+   * logout the time its `stopped` took. */
+  async function query({ force = true, abortWhenRecorded = false, logoutWhenRecorded = false } = {}) {
+    const controller = new AbortController();
+    const before = requested.length;
+    let stopped = null;
+    const unsubscribe = guard.subscribe((change) => {
+      if (change.type !== "jobs_changed" || change.source !== "local") return;
+      if (abortWhenRecorded) controller.abort();
+      if (logoutWhenRecorded && !stopped) {
+        const start = performance.now();
+        stopped = guard.logout().stopped.then(() => performance.now() - start);
+      }
+    });
+    const outcome = await guard.query(chartBody({ force }), { signal: controller.signal });
+    unsubscribe();
+    const { result, ...rest } = outcome;
+    return {
+      outcome: rest,
+      rows: result?.result?.[0]?.data ?? null,
+      requested: requested.slice(before),
+      stoppedMs: stopped ? await stopped : null,
+    };
   }
 
   return {
@@ -117,6 +149,9 @@ function createFlow() {
       }
       return { record: guard.job(jobId), events, timedOut: true };
     },
+    query,
+    /** The chart-data request with a field 6.1.0's schema does not know (a client_id). */
+    chartWithClientId: () => chartQuery({ extra: { client_id: "sjg-test-1" } }),
     /** Starts follow() (Superset's own cadence unless told). */
     follow(options) {
       window.flow.stop = guard.follow(options);
@@ -135,7 +170,7 @@ function createFlow() {
       return { record: guard.job(jobId), timedOut: true };
     },
     /** The polls of the event stream this page's guard made. */
-    polls: () => requested.filter((u) => new URL(u, location.href).pathname === "/api/v1/async_event/"),
+    polls: () => requested.filter((r) => r === "GET /api/v1/async_event/"),
     cancel: (jobId) => guard.cancel(jobId),
     checkCancel: (jobId) => guard.checkCancel(jobId),
     jobs: () => guard.jobs(),

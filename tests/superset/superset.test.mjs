@@ -56,6 +56,7 @@ if (skip) console.log(`# superset: skipped: ${skip}`);
 const started = [];
 let home, ports, proxy, browser, datasetId, defaultPolicy;
 const cancelRequests = [];
+const stopRequests = [];
 const timings = {};
 
 function freePort() {
@@ -242,6 +243,9 @@ function startProxy() {
     const upstream = httpRequest(
       { host: "127.0.0.1", port: ports.superset, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
+        if (new URL(req.url, "http://x").pathname === "/api/v1/chart/data/stop") {
+          stopRequests.push({ status: answer.statusCode, type: answer.headers["content-type"] });
+        }
         if (/\/cancel$/.test(new URL(req.url, "http://x").pathname)) {
           cancelRequests.push({
             path: req.url,
@@ -543,6 +547,67 @@ test("cancel: 6.1.0 has no endpoint; its HTML 404 is `unsupported`, sent once, a
   // The record stays, and the job's done event still reaches it.
   const done = await page.evaluate((id) => window.flow.pollUntilFinished(id), record.job_id);
   assert.equal(done.record.status, "done");
+  await context.close();
+});
+
+test("query() on 6.1.0: the chart's job waited for and its result_url read (the rows); again from Superset's cache (a 200); no client_id: 6.1.0 has no stop endpoint (asked once: a 405) and its schema refuses the field (a 400)", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  // Why no client_id is sent here: 6.1.0 answers a body that carries one with a 400.
+  const refused = await page.evaluate(() => window.flow.chartWithClientId());
+  assert.equal(refused.status, 400, JSON.stringify(refused));
+  console.log(`# superset: a chart-data body with client_id: ${refused.status} ${JSON.stringify(refused.body)}`);
+
+  const stopsBefore = stopRequests.length;
+  const first = await page.evaluate(() => window.flow.query());
+  assert.equal(first.outcome.outcome, "done", JSON.stringify(first));
+  assert.equal(first.outcome.clientId, null);
+  assert.equal(first.outcome.jobIds.length, 1, "a job");
+  const rows = first.rows.map((r) => [r.label, r.count]).sort();
+  assert.deepEqual(rows, [["l0", 200], ["l1", 200], ["l2", 200], ["l3", 200], ["l4", 200]]);
+  assert.equal(first.requested[0], "POST /api/v1/chart/data/stop", "asked first whether the stop endpoint is there");
+  assert.ok(first.requested.includes("POST /api/v1/chart/data"));
+  assert.ok(first.requested.some((r) => /^GET \/api\/v1\/chart\/data\/qc-/.test(r)), JSON.stringify(first.requested));
+  // 6.1.0's answer: 405, its GET /api/v1/chart/data/<cache_key> taking the path.
+  assert.deepEqual(stopRequests.slice(stopsBefore).map((r) => r.status), [405]);
+
+  // Not forced: Superset answers from its cache, synchronously.
+  const again = await page.evaluate(() => window.flow.query({ force: false }));
+  assert.equal(again.outcome.outcome, "done", JSON.stringify(again));
+  assert.equal(again.outcome.httpStatus, 200);
+  assert.deepEqual(again.outcome.jobIds, []);
+  assert.deepEqual(again.requested, ["POST /api/v1/chart/data"], "one request, no stop asked again");
+  assert.deepEqual(again.rows.map((r) => [r.label, r.count]).sort(), rows);
+  await context.close();
+});
+
+test("query() stopped on 6.1.0: aborted once its job is recorded, the job's cancel is `unsupported` (no endpoint) and the record kept; a logout's stopped settles once its cancel is answered", { skip }, async () => {
+  const context = await browser.newContext();
+  await signIn(context, "alice");
+  const page = await openFlow(context);
+  await page.evaluate(() => window.flow.signIn());
+  let before = cancelRequests.length;
+  const aborted = await page.evaluate(() => window.flow.query({ abortWhenRecorded: true }));
+  const { outcome } = aborted;
+  assert.equal(outcome.outcome, "aborted", JSON.stringify(aborted));
+  assert.equal(outcome.reason, "signal");
+  assert.equal(outcome.stop, "cancelling");
+  assert.deepEqual(outcome.cancelling, outcome.jobIds);
+  const cancel = await page.evaluate((id) => window.flow.cancel(id), outcome.jobIds[0]);
+  assert.equal(cancel.outcome, "unsupported", JSON.stringify(cancel));
+  assert.deepEqual(cancelRequests.slice(before).map((r) => r.status), [404], "one cancel");
+  const done = await page.evaluate((id) => window.flow.pollUntilFinished(id), outcome.jobIds[0]);
+  assert.equal(done.record.status, "done", "the record kept, its done event applied");
+
+  before = cancelRequests.length;
+  const out = await page.evaluate(() => window.flow.query({ logoutWhenRecorded: true }));
+  assert.equal(out.outcome.outcome, "aborted", JSON.stringify(out));
+  assert.equal(out.outcome.reason, "logout");
+  assert.deepEqual(cancelRequests.slice(before).map((r) => r.status), [404], "its job's cancel, sent within logout()");
+  assert.ok(out.stoppedMs !== null && out.stoppedMs < 3000, `stopped settled after the answer: ${out.stoppedMs} ms`);
+  assert.deepEqual(await page.evaluate(() => window.flow.jobs()), []);
   await context.close();
 });
 
