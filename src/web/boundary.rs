@@ -141,3 +141,12 @@ pub fn guard_options(
     let options = options.read(|d| GuardOptions::read(d))?;
     Ok((options, fetch))
 }
+
+/// A listener given to `method`, which must be a function (`invalid_options` otherwise).
+pub fn function(value: JsValue, method: &str) -> Result<js_sys::Function, JsValue> {
+    value.dyn_into::<js_sys::Function>().map_err(|_| {
+        JsValue::from(GuardError::InvalidOptions(format!(
+            "{method} needs a function"
+        )))
+    })
+}

@@ -5,23 +5,23 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{from_js, guard_options, plain, to_js, to_ts, Js};
+use super::boundary::{from_js, function, guard_options, plain, to_js, to_ts, Js};
 use super::cancel;
 use super::clock::DateClock;
 use super::dom;
 use super::listeners::Listeners;
-use super::query;
 use super::state::Inner;
 use super::storage::{Backend, LocalBackend};
 use super::tabs::{TabHost, TabSync};
 use super::types::{
-    AsyncEvent, AsyncJobRecord, SessionInput, TaskStatusChanges, TaskStatusMessage, TaskSubmission,
+    AsyncEvent, AsyncJobRecord, LogoutResult, PurgeResult, SessionInput, TaskStatusChanges,
+    TaskStatusMessage, TaskSubmission,
 };
 use super::waiting;
+use super::{query, query_stop};
 use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
@@ -40,42 +40,6 @@ use crate::core::task::{StatusChange, Submission};
 pub struct JobGuard {
     inner: Rc<RefCell<Inner>>,
     listeners: Rc<RefCell<Listeners>>,
-}
-
-/// A listener given to `method`, which must be a function (`invalid_options` otherwise).
-fn function(value: JsValue, method: &str) -> Result<js_sys::Function, JsValue> {
-    value.dyn_into::<js_sys::Function>().map_err(|_| {
-        JsValue::from(GuardError::InvalidOptions(format!(
-            "{method} needs a function"
-        )))
-    })
-}
-
-/// What `cancel` takes besides the job id (read in `cancel`: only a real `AbortSignal` counts).
-#[derive(tsify::Tsify)]
-#[allow(dead_code)]
-pub struct CancelOptions {
-    /// Aborting it ends the cancel as `aborted`; no further request is sent.
-    #[tsify(optional, type = "AbortSignal")]
-    signal: (),
-}
-
-/// How many job records an operation removed: what `login` and `logout` return.
-#[derive(Serialize, tsify::Tsify)]
-pub struct PurgeResult {
-    purged: usize,
-}
-
-/// What `logout` returns (built from a [`PurgeResult`] and the promise).
-#[derive(tsify::Tsify)]
-#[allow(dead_code)]
-pub struct LogoutResult {
-    purged: usize,
-    /// Settles (never rejects) once every stop and cancel this logout sent is answered or has
-    /// failed, or 3 s after: await it before the server's own sign-out, which would otherwise
-    /// overtake them (they then reach the server signed out, answered 401).
-    #[tsify(type = "Promise<void>")]
-    stopped: (),
 }
 
 /// `free()` (or the page's end): the listeners for other tabs go at once, even while a
@@ -173,7 +137,7 @@ impl JobGuard {
         if let Ok(mut l) = listeners.try_borrow_mut() {
             l.after = Some(waiting::hook(&inner, &listeners));
         }
-        let page_id = super::closing::join(&inner);
+        let page_id = super::page::join(&inner);
         if let Ok(mut i) = inner.try_borrow_mut() {
             i.waiting.entry.page_id = page_id;
         }
@@ -265,7 +229,7 @@ impl JobGuard {
                 .is_some_and(|s| s.same_identity(&who));
             // Another identity ends the cancels and queries the previous one started (nothing
             // is sent for them as the new user).
-            let stops = switched.then(|| query::stop_all(g, QueryReason::UserChanged, &[]));
+            let stops = switched.then(|| query_stop::stop_all(g, QueryReason::UserChanged, &[]));
             let in_flight = if switched {
                 g.announce(Change::UserChanged);
                 g.end_cancels()
@@ -284,7 +248,7 @@ impl JobGuard {
             dom::abort(&controller);
         }
         if let Some(stops) = stops {
-            let _ = query::send_stops(stops);
+            let _ = query_stop::send_stops(stops);
         }
         // A follow that a 401 stopped resumes.
         #[cfg(feature = "follow")]
@@ -305,9 +269,9 @@ impl JobGuard {
     /// ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
     /// no records) announces nothing.
     pub fn logout(&self) -> Result<Js<LogoutResult>, JsValue> {
-        let others = super::closing::others(&self.inner).unwrap_or_default();
+        let others = super::page::others(&self.inner).unwrap_or_default();
         let (purged, removed, in_flight, stops) = self.with(|g| {
-            let stops = query::stop_all(g, QueryReason::Logout, &others);
+            let stops = query_stop::stop_all(g, QueryReason::Logout, &others);
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
             if removed {
@@ -317,7 +281,7 @@ impl JobGuard {
         })?;
         // Sent before this call returns; aborts outside the borrow (abort listeners run
         // synchronously).
-        let stopped = query::send_stops(stops);
+        let stopped = query_stop::send_stops(stops);
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }

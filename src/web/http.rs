@@ -25,6 +25,7 @@ use super::clock::DateClock;
 use super::dom;
 use crate::core::clock::Clock;
 use crate::core::endpoints::{declared_too_long, Limit};
+use crate::core::query::STOP_DELIVERY_MS;
 
 #[wasm_bindgen]
 extern "C" {
@@ -394,4 +395,40 @@ impl Client {
             let _ = signal.remove_event_listener_with_callback("abort", wake);
         }
     }
+}
+
+/// Sends each request with `fetch(…, { keepalive: true })`: best effort, its answer not read.
+/// The promise settles (with `undefined`, never rejecting)
+/// once every one of them is answered or failed, or [`STOP_DELIVERY_MS`] after, whichever is
+/// first: a `fetch` that never settles holds nobody.
+pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>) -> Promise {
+    let global = js_sys::global();
+    let sent = js_sys::Array::new();
+    for (request, fetch) in requests {
+        let Some(fetch) = fetch_of(fetch.as_ref()) else {
+            continue;
+        };
+        let _ = Reflect::set(
+            &request.init,
+            &JsValue::from_str("keepalive"),
+            &JsValue::TRUE,
+        );
+        if let Ok(answer) = fetch.call2(&global, &JsValue::from_str(&request.url), &request.init) {
+            // A thenable that throws when read is a settled one here.
+            sent.push(&Promise::resolve(&answer));
+        }
+    }
+    let mut timer = None;
+    let bound = Promise::new(&mut |resolve, _reject| {
+        timer = set_timeout(&resolve, f64::from(STOP_DELIVERY_MS)).ok();
+    });
+    let delivered = Promise::race(&js_sys::Array::of2(&Promise::all_settled(&sent), &bound));
+    wasm_bindgen_futures::future_to_promise(async move {
+        // Neither promise rejects; an answer is not read, a rejection is not the page's.
+        let _ = wasm_bindgen_futures::JsFuture::from(delivered).await;
+        if let Some(id) = timer {
+            let _ = clear_timeout(&id);
+        }
+        Ok(JsValue::UNDEFINED)
+    })
 }

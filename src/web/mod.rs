@@ -13,7 +13,11 @@
 //!   abort cancels what nobody else awaits
 //! - `wait_state`: the guard's waiters as its state holds them
 //! - `wait_input`: what `waitFor()` is given, read; a 202 body recorded, each job admitted
-//! - `closing`: `waitFor()` at the page's end: `pagehide`, keepalive cancels
+//! - `page`: the page's guards, its token, each guard's waiters as a decision sees them
+//! - `closing`: the page's end: `pagehide`, keepalive cancels and stops
+//! - `query`: `query()` taken and registered; `query_send` its request (whether it carries a
+//!   `client_id`); `query_drive` its life until it settles; `query_stop` stopping queries on
+//!   the server; `query_state` the running queries as the guard's state holds them
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
@@ -47,10 +51,14 @@ mod follow;
 mod guard;
 mod http;
 mod listeners;
+mod page;
 #[cfg(feature = "follow")]
 mod poll;
 mod query;
+mod query_drive;
+mod query_send;
 mod query_state;
+mod query_stop;
 mod random;
 mod state;
 mod storage;

@@ -4,9 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde_json::Value;
+
 use web_sys::AbortController;
 
-use crate::core::chart::StopResult;
+use crate::core::chart::{StopResult, DEFAULT_STOP_URL};
 use crate::core::client_ids::ClientIds;
 use crate::core::query::{Phase, QueryReason};
 use crate::core::response::Contract;
@@ -65,5 +67,24 @@ impl Queries {
     /// The ids of the queries' own waiters.
     pub(super) fn waiters(&self) -> Vec<u32> {
         self.running.iter().filter_map(|q| q.waiter).collect()
+    }
+}
+
+/// A query as registered: its id among the guard's, its body, and the app's own `client_id`
+/// (where it keeps to the rule).
+pub(super) struct Prepared {
+    pub(super) id: u32,
+    pub(super) body: serde_json::Map<String, Value>,
+    pub(super) given: Option<String>,
+}
+
+/// Where a synchronous query sent to `url` is stopped: beside it (`…/chart/data/stop`), or
+/// Superset's own.
+pub(super) fn stop_url_for(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    if path.ends_with("/chart/data") {
+        [path, "/stop"].concat()
+    } else {
+        DEFAULT_STOP_URL.to_owned()
     }
 }

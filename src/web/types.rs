@@ -7,6 +7,7 @@
 #![allow(dead_code)] // declarations for TypeScript only
 
 use crate::core::ids::TaskId;
+use serde::Serialize;
 
 // From core/cancel_flow.rs:
 /// The result of `cancel`: it never rejects. Narrow on `outcome`; a `refused` one may say why.
@@ -157,3 +158,30 @@ pub struct QueryBody;
     type = "{ signal?: AbortSignal; staleTimeoutMs?: number; cancelOnClose?: boolean; url?: string }"
 )]
 pub struct QueryOptions;
+
+/// What `cancel` takes besides the job id (read in `cancel`: only a real `AbortSignal` counts).
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct CancelOptions {
+    /// Aborting it ends the cancel as `aborted`; no further request is sent.
+    #[tsify(optional, type = "AbortSignal")]
+    signal: (),
+}
+
+/// How many job records an operation removed: what `login` and `logout` return.
+#[derive(Serialize, tsify::Tsify)]
+pub struct PurgeResult {
+    pub(super) purged: usize,
+}
+
+/// What `logout` returns (built from a [`PurgeResult`] and the promise).
+#[derive(tsify::Tsify)]
+#[allow(dead_code)]
+pub struct LogoutResult {
+    purged: usize,
+    /// Settles (never rejects) once every stop and cancel this logout sent is answered or has
+    /// failed, or 3 s after: await it before the server's own sign-out, which would otherwise
+    /// overtake them (they then reach the server signed out, answered 401).
+    #[tsify(type = "Promise<void>")]
+    stopped: (),
+}

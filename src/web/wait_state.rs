@@ -37,7 +37,7 @@ pub type PageListeners = (
 /// The entry in storage that tells other tabs what this guard awaits.
 #[derive(Default)]
 pub(super) struct Entry {
-    /// The guard's number on the page ([`super::closing::join`]).
+    /// The guard's number on the page ([`super::page::join`]).
     pub(super) page_id: u32,
     /// Its token (`<page>-<guard>`), made at the first wait.
     pub(super) token: Option<String>,

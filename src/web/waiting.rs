@@ -25,6 +25,7 @@ use super::closing;
 use super::dom;
 use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
+use super::page;
 use super::state::Inner;
 use super::wait_input::{self, admit_all, hearing_of, read_options, WaitOptions};
 use super::wait_state::{Pending, Resolve, Waiting};
@@ -269,7 +270,7 @@ fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
         let token = waiting
             .entry
             .token
-            .get_or_insert_with(|| closing::token_of(waiting.entry.page_id));
+            .get_or_insert_with(|| page::token_of(waiting.entry.page_id));
         guard.store.keep_waits(token, &jobs);
     }
     if let Some(timer) = waiting.timer.take() {
@@ -310,7 +311,7 @@ fn abort(me: &Guard, id: u32) {
     };
     // What the page's other guards await is read after the waiter goes; a guard of the page
     // that is busy now is asked once its call has returned.
-    if closing::others(&inner).is_none() {
+    if page::others(&inner).is_none() {
         let me = me.clone();
         return later(move || abort(&me, id));
     }
@@ -342,14 +343,13 @@ pub(super) fn cancel_unawaited(
         return alone;
     }
     // A guard of the page that is busy cannot say what it awaits: nothing is cancelled.
-    let Some(others) = closing::others(inner) else {
+    let Some(others) = page::others(inner) else {
         return Vec::new();
     };
     let cancelling: Vec<String> = match inner.try_borrow_mut() {
         Ok(mut guard) => {
-            let elsewhere = guard.store.awaited_elsewhere(&closing::this_page());
-            let chosen =
-                closing::with_views(&others, |views| after_abort(alone, views, &elsewhere));
+            let elsewhere = guard.store.awaited_elsewhere(&page::this_page());
+            let chosen = page::with_views(&others, |views| after_abort(alone, views, &elsewhere));
             chosen
                 .into_iter()
                 .filter(|job| guard.store.check_cancel(job).is_allowed())
@@ -400,7 +400,7 @@ pub fn end(inner: &Rc<RefCell<Inner>>) {
         return;
     };
     guard.waiting.active.set(false);
-    closing::leave(guard.waiting.entry.page_id);
+    page::leave(guard.waiting.entry.page_id);
     let Waiting {
         pending,
         timer,

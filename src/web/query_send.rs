@@ -1,0 +1,194 @@
+//! How a `query()`'s request goes out: whether it carries a `client_id` (the core's
+//! [`crate::core::client_ids`], asking the stop endpoint first where that is not known), and
+//! the request itself through the guard's HTTP client, its body read within the limits.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+
+use super::dom;
+use super::http::{Body, Client, Failure, Request, Sender};
+
+use super::query_state::stop_url_for;
+use super::random::MathRandom;
+use super::state::Inner;
+use crate::core::chart::{classify_stop, make_client_id, stop_body, StopResult};
+use crate::core::client_ids::Decision;
+use crate::core::endpoints::{is_json_type, Limit};
+use crate::core::query::{Phase, QueryReason};
+use crate::core::random::Random;
+
+/// Whether query `id` to `url` carries a `client_id`, and which: the app's own, else the
+/// guard's where the server takes one ([`crate::core::client_ids`]: asking its stop endpoint first where
+/// that is not known, or waiting for the answer to another query's question). `Err` when the
+/// query was stopped meanwhile.
+pub(super) async fn client_id_for(
+    inner: &Rc<RefCell<Inner>>,
+    id: u32,
+    url: &str,
+    given: Option<String>,
+) -> Result<Option<String>, ()> {
+    if given.is_some() {
+        return Ok(given);
+    }
+    let timeout_ms = inner.try_borrow().map_or(0, |g| g.options.timeout_ms);
+    loop {
+        let decision = match inner.try_borrow_mut() {
+            Ok(mut g) => g.queries.client_ids.decide(url),
+            Err(_) => return Err(()),
+        };
+        let mut random = MathRandom;
+        let mut fresh = || make_client_id(|| random.next_f64());
+        match decision {
+            Decision::Carry => return Ok(Some(fresh())),
+            Decision::Without => return Ok(None),
+            Decision::Probe => {
+                let client = client_of(inner, id, timeout_ms).ok_or(())?;
+                let (done, end) = dom::deferred();
+                let request = match inner.try_borrow_mut() {
+                    Ok(mut g) => {
+                        g.queries.probes.insert(url.to_owned(), done);
+                        let body = stop_body(&fresh());
+                        Request::new(stop_url_for(url), &g.options.headers, "POST", Some(&body))
+                    }
+                    Err(_) => return Err(()),
+                };
+                let status = match client.send(&request).await {
+                    Some(Ok(answer)) => Some(answer.status),
+                    _ => None,
+                };
+                client.release();
+                if let Ok(mut g) = inner.try_borrow_mut() {
+                    g.queries.client_ids.probed(url, status);
+                    g.queries.probes.remove(url);
+                    if status.map(classify_stop) == Some(StopResult::Unsupported) {
+                        g.queries.no_stop.insert(stop_url_for(url));
+                    }
+                }
+                let _ = end.call0(&JsValue::UNDEFINED);
+            }
+            Decision::AwaitProbe => {
+                let pending = inner
+                    .try_borrow()
+                    .ok()
+                    .and_then(|g| g.queries.probes.get(url).cloned());
+                let Some(pending) = pending else {
+                    return Ok(None);
+                };
+                let client = client_of(inner, id, timeout_ms).ok_or(())?;
+                let settled = client.settles(&pending).await;
+                client.release();
+                if reason_of(inner, id).is_some() {
+                    return Err(());
+                }
+                if !settled {
+                    // Out of its own time: sent without.
+                    return Ok(None);
+                }
+            }
+        }
+        if reason_of(inner, id).is_some() {
+            return Err(());
+        }
+    }
+}
+
+/// What a request got.
+pub(super) enum Sent {
+    Answer {
+        status: u16,
+        json: bool,
+        text: Option<String>,
+    },
+    NoAnswer,
+    TimedOut,
+    Aborted,
+}
+
+/// The query's client: the guard's `fetch`, `timeout_ms`, and its controller's signal and the
+/// guard's logout signal as what aborts it.
+pub(super) fn client_of(inner: &Rc<RefCell<Inner>>, id: u32, timeout_ms: u64) -> Option<Client> {
+    let mut guard = inner.try_borrow_mut().ok()?;
+    let signal = guard
+        .queries
+        .get(id)
+        .and_then(|q| dom::signal_of(&q.controller));
+    let logout = guard.logout_signal();
+    let sender = Sender {
+        fetch: guard.fetch.clone(),
+        timeout_ms: timeout_ms as f64,
+    };
+    Some(Client::new(sender, signal, logout))
+}
+
+/// Sends `method` `url` (with `body`) as query `id`: its answer, the body read when it is JSON
+/// (a `200`'s within the result's limit, any other within every body's).
+pub(super) async fn send(
+    inner: &Rc<RefCell<Inner>>,
+    id: u32,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    timeout_ms: u64,
+) -> Sent {
+    let Some(client) = client_of(inner, id, timeout_ms) else {
+        return Sent::Aborted;
+    };
+    let request = match inner.try_borrow() {
+        Ok(guard) => Request::new(url.to_owned(), &guard.options.headers, method, body),
+        Err(_) => return Sent::Aborted,
+    };
+    let sent = match client.send(&request).await {
+        None => Sent::Aborted,
+        Some(Err(Failure::TimedOut)) => Sent::TimedOut,
+        Some(Err(Failure::Network)) => Sent::NoAnswer,
+        Some(Ok(answer)) => {
+            let json = !answer.redirected()
+                && answer
+                    .header("Content-Type")
+                    .is_some_and(|k| is_json_type(&k));
+            let limit = if answer.status == 200 {
+                Limit::Result
+            } else {
+                Limit::Body
+            };
+            let text = if json {
+                match client.text(&answer, limit).await {
+                    Ok(Body::Text(text)) => Some(text),
+                    Ok(_) => None,
+                    Err(()) if client.aborted() => {
+                        client.release();
+                        return Sent::Aborted;
+                    }
+                    Err(()) => {
+                        client.release();
+                        return Sent::TimedOut;
+                    }
+                }
+            } else {
+                None
+            };
+            Sent::Answer {
+                status: answer.status,
+                json,
+                text,
+            }
+        }
+    };
+    client.release();
+    sent
+}
+
+pub(super) fn set_phase(inner: &Rc<RefCell<Inner>>, id: u32, phase: Phase) {
+    if let Ok(mut g) = inner.try_borrow_mut() {
+        if let Some(q) = g.queries.get(id) {
+            q.phase = phase;
+        }
+    }
+}
+
+pub(super) fn reason_of(inner: &Rc<RefCell<Inner>>, id: u32) -> Option<QueryReason> {
+    let mut g = inner.try_borrow_mut().ok()?;
+    g.queries.get(id)?.reason
+}

@@ -1,0 +1,334 @@
+//! Stopping `query()`s on the server: one stopped by its signal (its synchronous request by
+//! `POST /api/v1/chart/data/stop {client_id}`, its jobs through `cancel()`'s path), and every
+//! one of the guard's at a logout (with `keepalive`, before the session ends: [`stop_all`]), a
+//! user switch (nothing sent) or the page's end.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use js_sys::Function;
+use web_sys::AbortController;
+
+use super::dom;
+use super::http;
+use super::http::{Client, Request, Sender};
+use super::listeners::Listeners;
+use super::page;
+use super::state::Inner;
+use crate::core::chart::{classify_stop, stop_body, StopResult};
+use crate::core::options::GuardOptions;
+use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
+use crate::core::response::Contract;
+use crate::core::waiters::WaitOutcome;
+
+/// A waited step, in the words of what stopped it: the reason the query was stopped for (its
+/// signal, the page's end, a logout) rather than the waiter's; after another tab's logout, the
+/// jobs are cancelled from what the query knows of them (their records are gone).
+pub(super) async fn aborted_by_this_query(
+    inner: &Rc<RefCell<Inner>>,
+    _listeners: &Weak<RefCell<Listeners>>,
+    id: u32,
+    step: Step,
+    waited: &WaitOutcome,
+) -> Step {
+    let Step::Settle { mut outcome, stop } = step else {
+        return step;
+    };
+    if outcome.outcome != QueryResult::Aborted {
+        return Step::Settle { outcome, stop };
+    }
+    let q = inner.try_borrow_mut().ok().and_then(|mut g| {
+        g.queries
+            .get(id)
+            .map(|q| (q.reason, q.stop, q.cancelling.clone()))
+    });
+    let (reason, sent, cancelling) = q.unwrap_or((None, None, Vec::new()));
+    if let Some(reason) = reason {
+        outcome.reason = Some(reason);
+    }
+    outcome.stop = sent.or(Some(if waited.cancelling.is_empty() {
+        StopResult::NotSent
+    } else {
+        StopResult::Cancelling
+    }));
+    if !cancelling.is_empty() {
+        outcome.cancelling = cancelling;
+    }
+    // Another tab signed the session out: this tab's jobs are cancelled with `keepalive`, from
+    // what the query knows (no record is left to read).
+    if outcome.reason == Some(QueryReason::Logout) && sent.is_none() {
+        let jobs = keepalive_cancels_by_snapshot(inner, id);
+        outcome.stop = Some(if jobs.is_empty() {
+            StopResult::NotSent
+        } else {
+            StopResult::Sent
+        });
+        outcome.cancelling = jobs;
+    }
+    Step::Settle { outcome, stop }
+}
+
+/// Sends, with `keepalive`, the cancel of each job of query `id` that no other waiter of the
+/// page awaits, built from what the query kept of its `202` (after another tab's logout, when
+/// no record is left); the jobs it sent for.
+fn keepalive_cancels_by_snapshot(inner: &Rc<RefCell<Inner>>, id: u32) -> Vec<String> {
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return Vec::new();
+    };
+    let Some(q) = guard.queries.get(id) else {
+        return Vec::new();
+    };
+    let (jobs, tab_id, contract) = (q.jobs.clone(), q.tab_id.clone(), q.contract);
+    let fetch = guard.fetch.clone();
+    let requests: Vec<_> = jobs
+        .iter()
+        .filter(|job| !guard.waiting.rules.awaits(job))
+        .map(|job| {
+            let request = cancel_request(&guard.options, job, contract, tab_id.as_deref());
+            (job.clone(), request)
+        })
+        .collect();
+    drop(guard);
+    let sent: Vec<String> = requests.iter().map(|(job, _)| job.clone()).collect();
+    let _ = http::send_keepalive(
+        requests
+            .into_iter()
+            .map(|(_, r)| (r, fetch.clone()))
+            .collect(),
+    );
+    sent
+}
+
+/// The cancel request of `job` under `contract`, as `cancel()` sends it, without a record.
+fn cancel_request(
+    options: &GuardOptions,
+    job: &str,
+    contract: Contract,
+    tab_id: Option<&str>,
+) -> Request {
+    let body = GuardOptions::cancel_body(contract, tab_id);
+    Request::new(
+        options.cancel_url_for(job, contract),
+        &options.headers,
+        "POST",
+        body.as_deref(),
+    )
+}
+
+/// The query was stopped while its request or its result's read was in flight: the server is
+/// told as the reason and where it was say; its outcome.
+pub(super) async fn stopped(
+    inner: &Rc<RefCell<Inner>>,
+    _listeners: &Weak<RefCell<Listeners>>,
+    id: u32,
+    life: &mut QueryLife,
+) -> QueryOutcome {
+    let (reason, sent) = {
+        let Ok(mut g) = inner.try_borrow_mut() else {
+            return life.aborted(QueryReason::Signal, None, Vec::new());
+        };
+        let known = g
+            .queries
+            .get(id)
+            .map(|q| (q.reason, q.stop, q.owner.clone()));
+        let (reason, sent, owner) = match known {
+            Some(known) => known,
+            None => return life.aborted(QueryReason::Signal, None, Vec::new()),
+        };
+        // Stopped by a session that ended or changed, here or in another tab.
+        let reason = reason.unwrap_or_else(|| match g.store.session() {
+            None => QueryReason::Logout,
+            Some(s) if !s.same_identity(&owner) => QueryReason::UserChanged,
+            Some(_) => QueryReason::Signal,
+        });
+        if let Some(q) = g.queries.get(id) {
+            q.reason = Some(reason);
+        }
+        (reason, sent)
+    };
+    let plan_request = matches!(life.phase(), Phase::Sending | Phase::Refetching);
+    let stop = match (sent, reason) {
+        (Some(sent), _) => Some(sent),
+        (None, _) if !plan_request => None,
+        (None, QueryReason::UserChanged) => Some(StopResult::NotSent),
+        (None, QueryReason::Logout | QueryReason::PageEnd) => Some(keepalive_stop(inner, id)),
+        (None, _) => Some(stop_on_server(inner, id).await),
+    };
+    life.aborted(reason, stop, Vec::new())
+}
+
+/// The stop request of query `id`'s synchronous request, if the server is not known to lack
+/// the endpoint: the request, or what its absence means.
+fn stop_request(guard: &mut Inner, id: u32) -> Result<(Request, Option<Function>), StopResult> {
+    let no_stop = &guard.queries.no_stop;
+    let q = guard
+        .queries
+        .running
+        .iter()
+        .find(|q| q.id == id)
+        .ok_or(StopResult::NotSent)?;
+    if !q.sent {
+        return Err(StopResult::NotSent);
+    }
+    // Sent without a client_id (the server refuses the field), or to a server without the
+    // endpoint: nothing can stop it there.
+    let Some(client_id) = q.client_id.as_deref() else {
+        return Err(StopResult::Unsupported);
+    };
+    if no_stop.contains(&q.stop_url) {
+        return Err(StopResult::Unsupported);
+    }
+    let body = stop_body(client_id);
+    let request = Request::new(
+        q.stop_url.clone(),
+        &guard.options.headers,
+        "POST",
+        Some(&body),
+    );
+    Ok((request, guard.fetch.clone()))
+}
+
+/// Stops query `id`'s synchronous request on the server (`POST …/chart/data/stop`), and reads
+/// the answer; a `404` is remembered (the server has no such endpoint).
+pub(super) async fn stop_on_server(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
+    let (request, url, sender) = {
+        let Ok(mut g) = inner.try_borrow_mut() else {
+            return StopResult::Failed;
+        };
+        let request = match stop_request(&mut g, id) {
+            Ok((request, _)) => request,
+            Err(result) => return result,
+        };
+        let url = request.url.clone();
+        let sender = Sender {
+            fetch: g.fetch.clone(),
+            timeout_ms: g.options.timeout_ms as f64,
+        };
+        (request, url, sender)
+    };
+    let client = Client::new(sender, None, None);
+    let result = match client.send(&request).await {
+        Some(Ok(answer)) => classify_stop(answer.status),
+        _ => StopResult::Failed,
+    };
+    client.release();
+    if result == StopResult::Unsupported {
+        if let Ok(mut g) = inner.try_borrow_mut() {
+            g.queries.no_stop.insert(url);
+        }
+    }
+    result
+}
+
+/// Sends the stop of query `id` with `keepalive` (a logout in another tab, the page's end):
+/// [`StopResult::Sent`], or why not.
+fn keepalive_stop(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
+    let request = match inner.try_borrow_mut() {
+        Ok(mut g) => stop_request(&mut g, id),
+        Err(_) => Err(StopResult::Failed),
+    };
+    match request {
+        Ok(request) => {
+            let _ = http::send_keepalive(vec![request]);
+            StopResult::Sent
+        }
+        Err(result) => result,
+    }
+}
+
+/// Stops every query of the guard for `reason` (a logout in this tab, before the session ends;
+/// another user signing in here; the page's end), as far as that can be done while the guard's
+/// state is held: the stop and cancel requests to send with `keepalive` now, and the
+/// controllers to abort (both outside the borrow). A logout cancels a query's jobs that no
+/// other waiter of the browser awaits; the page's end leaves them to its own decision
+/// ([`super::closing`]); another user sends nothing.
+pub(super) fn stop_all(
+    guard: &mut Inner,
+    reason: QueryReason,
+    others: &[page::View],
+) -> (Vec<(Request, Option<Function>)>, Vec<AbortController>) {
+    let mut requests = Vec::new();
+    let mut controllers = Vec::new();
+    let ids: Vec<u32> = guard
+        .queries
+        .running
+        .iter()
+        .filter(|q| q.reason.is_none())
+        .map(|q| q.id)
+        .collect();
+    let elsewhere = match reason {
+        QueryReason::Logout => guard.store.awaited_elsewhere(&page::this_page()),
+        _ => Vec::new(),
+    };
+    let own_waiters = guard.queries.waiters();
+    for id in ids {
+        let Some(q) = guard.queries.get(id) else {
+            continue;
+        };
+        q.reason = Some(reason);
+        let phase = q.phase;
+        let jobs = q.jobs.clone();
+        // At the page's end a waiting query's jobs are the page's decision; aborting its waiter
+        // would send a second cancel.
+        if !(reason == QueryReason::PageEnd && phase == Phase::Waiting) {
+            controllers.push(q.controller.clone());
+        }
+        let stop = match (phase, reason) {
+            (_, QueryReason::UserChanged) => StopResult::NotSent,
+            (Phase::Sending | Phase::Refetching, _) => match stop_request(guard, id) {
+                Ok(request) => {
+                    requests.push(request);
+                    StopResult::Sent
+                }
+                Err(result) => result,
+            },
+            (Phase::Waiting, QueryReason::Logout) => {
+                let mut cancelling = Vec::new();
+                for job in jobs {
+                    let awaited = guard.waiting.rules.awaits_except(&job, &own_waiters)
+                        || elsewhere.contains(&job)
+                        || others
+                            .iter()
+                            .any(|(w, c)| w.awaits(&job) || c.contains(&job));
+                    if awaited {
+                        continue;
+                    }
+                    let check = guard.store.check_cancel(&job);
+                    if check.is_allowed() {
+                        let contract = super::cancel::contract_of(&check);
+                        let request = super::cancel::post_for(guard, &job, contract);
+                        requests.push((request, guard.fetch.clone()));
+                        cancelling.push(job);
+                    }
+                }
+                if let Some(q) = guard.queries.get(id) {
+                    q.cancelling = cancelling.clone();
+                }
+                if cancelling.is_empty() {
+                    StopResult::NotSent
+                } else {
+                    StopResult::Cancelling
+                }
+            }
+            (Phase::Waiting, _) => StopResult::Cancelling,
+            (Phase::Fetching | Phase::Ended, _) => StopResult::NotSent,
+        };
+        if let Some(q) = guard.queries.get(id) {
+            q.stop = Some(stop);
+        }
+    }
+    (requests, controllers)
+}
+
+/// Sends what [`stop_all`] decided and aborts the queries (outside the borrow).
+/// The promise settles once the requests are answered (see [`http::send_keepalive`]).
+pub(super) fn send_stops(
+    stops: (Vec<(Request, Option<Function>)>, Vec<AbortController>),
+) -> js_sys::Promise {
+    let (requests, controllers) = stops;
+    let delivered = http::send_keepalive(requests);
+    for controller in controllers {
+        dom::abort(&controller);
+    }
+    delivered
+}
