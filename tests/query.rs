@@ -76,6 +76,12 @@ return async function fetch(url, init = {}) {
     if (mode === "late") {
       return new Promise((resolve) => { state.release = () => resolve(json(state.result)); });
     }
+    // A 202 that comes whenever the test says, whatever the signal did.
+    if (mode === "late202") {
+      return new Promise((resolve) => {
+        state.release = () => resolve(json({ channel_id: "c1", job_id: "job-late", user_id: "1", status: "pending", errors: [], result_url: null }, 202));
+      });
+    }
     if (mode === "tasks") return json({ task_ids: [state.taskId], cursor: "2026-12-06T10:00:00", tab_id: body?.tab_id }, 202);
     if (mode === "job") {
       return json({ channel_id: "c1", job_id: "job-1", user_id: "1", status: "pending", errors: [], result_url: null }, 202);
@@ -475,6 +481,68 @@ async fn a_logout_stops_the_query_before_the_session_ends_and_its_late_answer_is
         before,
         "nothing sent as the new user"
     );
+}
+
+/// A `202` that comes after its query was stopped (a `fetch` that ignores the abort) is never
+/// recorded; what it started is cancelled as the session that sent it (after its logout, or
+/// its own abort), and never once another user has signed in here.
+#[wasm_bindgen_test]
+async fn a_late_202_is_not_recorded_and_is_cancelled_only_as_the_session_that_sent_it() {
+    let jobs_of = |g: &JobGuard| rust(&g.jobs().unwrap());
+    // After a logout and another user's login: dropped, nothing sent, nothing recorded.
+    let ns = fresh("q-late-switch");
+    let server = Server::new(json!({ "mode": "late202" }));
+    let g = guard(&ns, &server, json!({}));
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    g.logout().unwrap();
+    g.login(ts(js(json!({ "userId": 2 })))).unwrap();
+    server.release();
+    let (outcome, got) = settled(promise).await;
+    assert_eq!(outcome["reason"], "logout", "{outcome}");
+    assert!(got.is_null());
+    sleep(200).await;
+    assert_eq!(jobs_of(&g), json!([]), "not recorded for the new user");
+    assert!(server.to("/api/v1/async_event/job-late/cancel").is_empty());
+
+    // After a logout alone: cancelled (keepalive), not recorded.
+    let ns = fresh("q-late-logout");
+    let server = Server::new(json!({ "mode": "late202" }));
+    let g = guard(&ns, &server, json!({}));
+    let promise = query(&g, json!({}));
+    sleep(100).await;
+    g.logout().unwrap();
+    server.release();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["reason"], "logout", "{outcome}");
+    // The query settled at once; the 202 that came after is cancelled then.
+    until(1_000, || {
+        !server.to("/api/v1/async_event/job-late/cancel").is_empty()
+    })
+    .await;
+    let cancels = server.to("/api/v1/async_event/job-late/cancel");
+    assert_eq!(cancels.len(), 1);
+    assert_eq!(cancels[0]["keepalive"], true);
+    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
+    assert_eq!(jobs_of(&g), json!([]));
+
+    // Its own abort: cancelled as the same user, not recorded.
+    let ns = fresh("q-late-abort");
+    let server = Server::new(json!({ "mode": "late202" }));
+    let g = guard(&ns, &server, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let promise = g.query(body(), with_signal(&controller, json!({})));
+    sleep(100).await;
+    controller.abort();
+    server.release();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["reason"], "signal", "{outcome}");
+    until(1_000, || {
+        !server.to("/api/v1/async_event/job-late/cancel").is_empty()
+    })
+    .await;
+    assert_eq!(server.to("/api/v1/async_event/job-late/cancel").len(), 1);
+    assert_eq!(jobs_of(&g), json!([]));
 }
 
 /// A logout from the page's own listener, as the query's `202` is recorded: the query's waiter

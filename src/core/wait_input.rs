@@ -14,6 +14,7 @@ use super::ids::quote;
 use super::model::JobMetadata;
 use super::options::{unknown_option, whole};
 use super::quiet::Json;
+use super::response::Contract;
 use super::task::Submission;
 use super::waiters::{Refused, WaitRefusal, DEFAULT_STALE_MS, MAX_JOBS_PER_WAITER, MAX_STALE_MS};
 use super::wire::{self, Field, Object};
@@ -25,6 +26,26 @@ pub enum WaitInput {
     Ids(Vec<String>),
     Tasks(Submission),
     Job(JobMetadata),
+}
+
+impl WaitInput {
+    /// What a `202` body started, to cancel it without a record: its jobs (a task by its
+    /// uuid), their contract and the tab id the body carried. Ids alone start nothing.
+    pub fn started(&self) -> (Vec<String>, Contract, Option<String>) {
+        match self {
+            WaitInput::Ids(_) => (Vec::new(), Contract::AsyncEvent, None),
+            WaitInput::Tasks(s) => (
+                s.task_ids.iter().map(|t| t.as_str().to_owned()).collect(),
+                Contract::Task,
+                s.tab_id.as_ref().map(|t| t.as_str().to_owned()),
+            ),
+            WaitInput::Job(meta) => (
+                vec![meta.job_id.as_str().to_owned()],
+                Contract::AsyncEvent,
+                None,
+            ),
+        }
+    }
 }
 
 /// Reads `waitFor`'s first argument: an id, up to [`MAX_JOBS_PER_WAITER`] ids (each once), or
@@ -293,5 +314,32 @@ mod tests {
             assert!(message.contains(words) && message.contains(A), "{message}");
             assert!(!message.contains("cancel"), "a wait's words: {message}");
         }
+    }
+
+    #[test]
+    fn what_a_202_started_is_read_for_its_cancel() {
+        let job = read_input(
+            &serde_json::json!({"channel_id": "c", "job_id": "j-1", "user_id": "1",
+            "status": "pending", "errors": [], "result_url": null}),
+        )
+        .unwrap();
+        assert_eq!(
+            job.started(),
+            (vec!["j-1".to_owned()], Contract::AsyncEvent, None)
+        );
+        let tasks = read_input(
+            &serde_json::json!({"task_ids": ["0b9a1e2c-7d3f-4a5b-9c8d-1e2f3a4b5c6d"],
+            "cursor": "x", "tab_id": "tab-1"}),
+        )
+        .unwrap();
+        let (ids, contract, tab) = tasks.started();
+        assert_eq!(
+            (ids.len(), contract, tab.as_deref()),
+            (1, Contract::Task, Some("tab-1"))
+        );
+        assert_eq!(
+            read_input(&serde_json::json!("j-2")).unwrap().started().0,
+            Vec::<String>::new()
+        );
     }
 }

@@ -155,6 +155,19 @@ pub(super) enum Body {
     Broken,
 }
 
+/// `response` as an answer, if its `status` is a whole number up to 999.
+fn answer_of(response: JsValue, deadline: f64) -> Option<Answer> {
+    let status = Reflect::get(&response, &JsValue::from_str("status"))
+        .ok()
+        .and_then(|s| s.as_f64())
+        .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s))?;
+    Some(Answer {
+        response,
+        status: status as u16,
+        deadline,
+    })
+}
+
 /// A client for one cancel, or one poll of `follow`, with its abort wiring.
 pub(super) struct Client {
     sender: Sender,
@@ -163,6 +176,9 @@ pub(super) struct Client {
     abort: Option<Function>,
     /// The controller of the request in flight (or whose body is being read).
     attempt: RefCell<Option<AbortController>>,
+    /// The `fetch` promise of a request this client stopped waiting for when it was aborted
+    /// (a `fetch` that ignores its signal may still answer: [`Client::abandoned`]).
+    abandoned: RefCell<Option<JsValue>>,
 }
 
 impl Client {
@@ -193,6 +209,7 @@ impl Client {
             controller,
             abort,
             attempt: RefCell::new(None),
+            abandoned: RefCell::new(None),
         }
     }
 
@@ -266,19 +283,30 @@ impl Client {
             Waited::Value(response) => response,
             Waited::Failed if self.aborted() => return None,
             Waited::Failed => return Some(Err(Failure::Network)),
-            Waited::Stopped => return self.stopped().map(Err),
+            Waited::Stopped => {
+                if self.aborted() {
+                    if let Ok(mut abandoned) = self.abandoned.try_borrow_mut() {
+                        *abandoned = Some(pending);
+                    }
+                }
+                return self.stopped().map(Err);
+            }
         };
-        let status = Reflect::get(&response, &JsValue::from_str("status"))
-            .ok()
-            .and_then(|s| s.as_f64())
-            .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
-        match status {
-            Some(status) => Some(Ok(Answer {
-                response,
-                status: status as u16,
-                deadline,
-            })),
-            None => Some(Err(Failure::Network)),
+        Some(answer_of(response, deadline).ok_or(Failure::Network))
+    }
+
+    /// The `fetch` promise this client stopped waiting for when it was aborted, once.
+    pub(super) fn abandoned(&self) -> Option<JsValue> {
+        self.abandoned.try_borrow_mut().ok()?.take()
+    }
+
+    /// Waits for `pending` (an abandoned `fetch`), within this client's timeout: its answer, if
+    /// it gives one.
+    pub(super) async fn answer_to(&self, pending: &JsValue) -> Option<Answer> {
+        let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
+        match self.wait(pending, deadline).await {
+            Waited::Value(response) => answer_of(response, deadline),
+            _ => None,
         }
     }
 

@@ -15,7 +15,9 @@ use super::listeners::Listeners;
 use super::query_send::{client_id_for, send, Sent};
 use super::query_send::{reason_of, set_phase};
 use super::query_state::Prepared;
-use super::query_stop::{aborted_by_this_query, stop_on_server, stopped};
+use super::query_stop::{
+    aborted_by_this_query, cancel_late, sender_of, stop_on_server, stopped, watch_late,
+};
 use super::state::Inner;
 use super::wait_state::Resolve;
 use super::waiting;
@@ -119,11 +121,18 @@ pub(super) async fn drive(
                     }
                 }
                 match sent {
-                    Sent::Aborted => {
+                    Sent::Aborted(pending) => {
+                        // Its chart-data request may still answer (a fetch that ignores its
+                        // signal): a 202 then is cancelled, never recorded.
+                        if let (Some(pending), false) = (pending, is_fetch) {
+                            if let Some(sender) = sender_of(inner, id) {
+                                watch_late(inner, sender, pending);
+                            }
+                        }
                         return (
                             stopped(inner, listeners, id, &mut life).await,
                             JsValue::NULL,
-                        )
+                        );
                     }
                     Sent::TimedOut if !is_fetch => {
                         let stop = stop_on_server(inner, id).await;
@@ -138,11 +147,25 @@ pub(super) async fn drive(
                     Sent::TimedOut | Sent::NoAnswer => life.answered(no_answer(), None),
                     Sent::Answer { status, json, text } => {
                         if reason_of(inner, id).is_some() {
-                            // Stopped meanwhile: never handed over.
-                            return (
-                                stopped(inner, listeners, id, &mut life).await,
-                                JsValue::NULL,
-                            );
+                            // Stopped meanwhile: never handed over. What a late 202 started is
+                            // cancelled under the session that sent it, where that can be.
+                            let parsed = (status == 202 && json)
+                                .then(|| text.as_deref().and_then(json_within_limits))
+                                .flatten();
+                            let late = match classify_chart(status, json, parsed.as_ref()) {
+                                ChartAnswer::Accepted(input) if parsed.is_some() => {
+                                    life.set_job_ids(input.started().0);
+                                    sender_of(inner, id)
+                                        .map(|s| cancel_late(inner, &s, &input))
+                                        .unwrap_or_default()
+                                }
+                                _ => Vec::new(),
+                            };
+                            let mut outcome = stopped(inner, listeners, id, &mut life).await;
+                            if !late.is_empty() {
+                                outcome.cancelling = late;
+                            }
+                            return (outcome, JsValue::NULL);
                         }
                         let answer = if status == 200 && json {
                             match text.as_deref().map(js_sys::JSON::parse) {

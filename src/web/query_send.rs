@@ -103,7 +103,9 @@ pub(super) enum Sent {
     },
     NoAnswer,
     TimedOut,
-    Aborted,
+    /// Stopped first; with the `fetch` promise it stopped waiting for, if that may still
+    /// answer.
+    Aborted(Option<JsValue>),
 }
 
 /// The query's client: the guard's `fetch`, `timeout_ms`, and its controller's signal and the
@@ -133,14 +135,14 @@ pub(super) async fn send(
     timeout_ms: u64,
 ) -> Sent {
     let Some(client) = client_of(inner, id, timeout_ms) else {
-        return Sent::Aborted;
+        return Sent::Aborted(None);
     };
     let request = match inner.try_borrow() {
         Ok(guard) => Request::new(url.to_owned(), &guard.options.headers, method, body),
-        Err(_) => return Sent::Aborted,
+        Err(_) => return Sent::Aborted(None),
     };
     let sent = match client.send(&request).await {
-        None => Sent::Aborted,
+        None => Sent::Aborted(client.abandoned()),
         Some(Err(Failure::TimedOut)) => Sent::TimedOut,
         Some(Err(Failure::Network)) => Sent::NoAnswer,
         Some(Ok(answer)) => {
@@ -159,7 +161,7 @@ pub(super) async fn send(
                     Ok(_) => None,
                     Err(()) if client.aborted() => {
                         client.release();
-                        return Sent::Aborted;
+                        return Sent::Aborted(None);
                     }
                     Err(()) => {
                         client.release();

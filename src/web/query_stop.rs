@@ -7,18 +7,22 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use js_sys::Function;
+use wasm_bindgen::JsValue;
 use web_sys::AbortController;
 
 use super::dom;
 use super::http;
-use super::http::{Client, Request, Sender};
+use super::http::{Body, Client, Request, Sender};
 use super::listeners::Listeners;
 use super::page;
 use super::state::Inner;
-use crate::core::chart::{classify_stop, stop_body, StopResult};
+use crate::core::chart::{classify_chart, classify_stop, stop_body, ChartAnswer, StopResult};
+use crate::core::endpoints::{json_within_limits, Limit};
 use crate::core::options::GuardOptions;
 use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
 use crate::core::response::Contract;
+use crate::core::session::Session;
+use crate::core::wait_input::WaitInput;
 use crate::core::waiters::WaitOutcome;
 
 /// A waited step, in the words of what stopped it: the reason the query was stopped for (its
@@ -97,6 +101,83 @@ fn keepalive_cancels_by_snapshot(inner: &Rc<RefCell<Inner>>, id: u32) -> Vec<Str
             .collect(),
     );
     sent
+}
+
+/// Who sent query `id`, and the tab id it went with: what a late answer is judged by once the
+/// query has ended.
+pub(super) fn sender_of(inner: &Rc<RefCell<Inner>>, id: u32) -> Option<(Session, Option<String>)> {
+    let mut g = inner.try_borrow_mut().ok()?;
+    let q = g.queries.get(id)?;
+    Some((q.owner.clone(), q.tab_id.clone()))
+}
+
+/// A `202` that came after its query was stopped: what it started is cancelled with
+/// `keepalive`, as the session that sent it (`sender`), where this guard is still that
+/// identity's or signed out (the server then answers as whoever its cookie is, and only ever
+/// lets a job's owner cancel it); never after another identity signed in here. Nothing is
+/// recorded. The jobs sent for.
+pub(super) fn cancel_late(
+    inner: &Rc<RefCell<Inner>>,
+    sender: &(Session, Option<String>),
+    input: &WaitInput,
+) -> Vec<String> {
+    let (jobs, contract, tab_id) = input.started();
+    let Ok(mut guard) = inner.try_borrow_mut() else {
+        return Vec::new();
+    };
+    let (owner, sent_tab) = sender;
+    if !guard.store.session().is_none_or(|s| s.same_identity(owner)) {
+        return Vec::new();
+    }
+    let tab_id = tab_id.or_else(|| sent_tab.clone());
+    let requests: Vec<_> = jobs
+        .iter()
+        .filter(|job| !guard.waiting.rules.awaits(job))
+        .map(|job| {
+            let request = cancel_request(&guard.options, job, contract, tab_id.as_deref());
+            (job.clone(), (request, guard.fetch.clone()))
+        })
+        .collect();
+    drop(guard);
+    let (sent, requests): (Vec<String>, Vec<_>) = requests.into_iter().unzip();
+    let _ = http::send_keepalive(requests);
+    sent
+}
+
+/// Watches a chart-data `fetch` its query stopped waiting for (one that ignores its signal):
+/// if it still answers a `202` within the guard's timeout, what that started is cancelled as
+/// [`cancel_late`] says. The query has settled already; this only cleans up on the server.
+pub(super) fn watch_late(
+    inner: &Rc<RefCell<Inner>>,
+    sender: (Session, Option<String>),
+    pending: JsValue,
+) {
+    let timeout_ms = inner.try_borrow().map_or(0, |g| g.options.timeout_ms);
+    let inner = Rc::downgrade(inner);
+    wasm_bindgen_futures::spawn_local(async move {
+        let sender_of_client = Sender {
+            fetch: None,
+            timeout_ms: timeout_ms as f64,
+        };
+        let client = Client::new(sender_of_client, None, None);
+        let input = match client.answer_to(&pending).await {
+            Some(answer) if answer.status == 202 => match client.text(&answer, Limit::Body).await {
+                Ok(Body::Text(text)) => match json_within_limits(&text) {
+                    Some(parsed) => match classify_chart(202, true, Some(&parsed)) {
+                        ChartAnswer::Accepted(input) => Some(input),
+                        _ => None,
+                    },
+                    None => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        client.release();
+        if let (Some(input), Some(inner)) = (input, inner.upgrade()) {
+            cancel_late(&inner, &sender, &input);
+        }
+    });
 }
 
 /// The cancel request of `job` under `contract`, as `cancel()` sends it, without a record.
