@@ -36,14 +36,19 @@ document.body.dataset.ready = "true";
 /** The flow the test drives, once the module is loaded. */
 function createFlow() {
   let csrf = null;
+  // Called as the guard's chart-data request leaves (a test aborts it there).
+  let onChartPost = null;
   // Every request the guard made ("METHOD /path": its cancels, follow()'s polls, query()'s),
   // in order.
   const requested = [];
   const guard = new JobGuard({
     // Superset checks CSRF on every POST but chart data: the cancel carries the token.
     fetch: (url, init) => {
-      requested.push(`${init?.method ?? "GET"} ${new URL(String(url), location.href).pathname}`);
-      return fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
+      const request = `${init?.method ?? "GET"} ${new URL(String(url), location.href).pathname}`;
+      requested.push(request);
+      const sent = fetch(url, { ...init, headers: { ...init.headers, "X-CSRFToken": csrf } });
+      if (request === "POST /api/v1/chart/data") onChartPost?.();
+      return sent;
     },
     retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
   });
@@ -77,11 +82,13 @@ function createFlow() {
   }
 
   /** guard.query() of the chart; `abortWhenRecorded` aborts it (or signs out, with
-   * `logoutWhenRecorded`) as soon as its 202 is recorded, from the guard's own change. The
+   * `logoutWhenRecorded`) as soon as its 202 is recorded, from the guard's own change, and
+   * `abortWhenSent` as its chart-data request leaves. The
    * outcome without its result, the rows, what the guard requested meanwhile, and for a
    * logout the time its `stopped` took. */
-  async function query({ force = true, abortWhenRecorded = false, logoutWhenRecorded = false } = {}) {
+  async function query({ force = true, abortWhenRecorded = false, logoutWhenRecorded = false, abortWhenSent = false } = {}) {
     const controller = new AbortController();
+    onChartPost = abortWhenSent ? () => controller.abort() : null;
     const before = requested.length;
     let stopped = null;
     const unsubscribe = guard.subscribe((change) => {
@@ -94,6 +101,7 @@ function createFlow() {
     });
     const outcome = await guard.query(chartBody({ force }), { signal: controller.signal });
     unsubscribe();
+    onChartPost = null;
     const { result, ...rest } = outcome;
     return {
       outcome: rest,

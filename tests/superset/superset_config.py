@@ -1,4 +1,4 @@
-# Superset 6.1.0 for the guard's real-Superset test: async queries on, polling transport,
+# Superset 6.1.0 for the guard's real-Superset test: async queries on (unless GUARD_GAQ=0), polling transport,
 # sqlite metadata, Redis on the port the test picked, everything on 127.0.0.1; Talisman on, with
 # its default policy plus 'wasm-unsafe-eval', as an operator sets it (README,
 # "Content-Security-Policy").
@@ -38,7 +38,8 @@ def _guard_index():
 
 BLUEPRINTS = [_guard_page]
 
-FEATURE_FLAGS = {"GLOBAL_ASYNC_QUERIES": True}
+# GUARD_GAQ=0: GLOBAL_ASYNC_QUERIES off, Superset's default: chart data answers synchronously.
+FEATURE_FLAGS = {"GLOBAL_ASYNC_QUERIES": os.environ.get("GUARD_GAQ", "1") == "1"}
 GLOBAL_ASYNC_QUERIES_TRANSPORT = "polling"
 GLOBAL_ASYNC_QUERIES_JWT_SECRET = "guard-test-jwt-secret-0123456789abcdef0123456789"
 GLOBAL_ASYNC_QUERIES_JWT_COOKIE_SECURE = False
