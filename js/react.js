@@ -9,8 +9,9 @@
 // job's cancel is kept with the guard, not the component, so it outlives the row that showed
 // the job (a `not_job_owner`, `left` or `already_finished` removes the record, and so the row),
 // until the app dismisses it or the session ends.
-// useWaitFor waits for one query (guard.waitFor) and aborts it, so cancels it, when its input
-// changes or the component unmounts (StrictMode's remount excepted).
+// useWaitFor waits for one query (guard.waitFor) and useChartData runs one (guard.query); each
+// stops it on the server when its input changes or the component unmounts (StrictMode's
+// remount excepted).
 // Plain JS (React.createElement): no JSX build step for the package.
 import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
@@ -359,7 +360,7 @@ function notLoaded(jobId) {
   };
 }
 
-// ---- useWaitFor: one query's wait, superseded by the next ----
+// ---- useWaitFor and useChartData: one query, superseded by the next ----
 
 // A key for `input`, compared between renders: its JSON (so an inline literal, or the same
 // body parsed again, does not start a second wait), or the object itself where it has none.
@@ -384,75 +385,93 @@ function waitKey(input) {
   return key;
 }
 
-/** Stops a wait that has not settled: its signal aborts, and the guard cancels what no other
- * waiter awaits. */
-function stopWait(wait) {
-  if (!wait.settled) wait.controller.abort();
-}
-
 /**
- * Waits for a query: `guard.waitFor(input, { signal, staleTimeoutMs })` for the current
- * `input` (a 202 body, which the guard records first, or job ids), `{ outcome, waiting }`.
- *
- * - `input` is compared by its JSON: a new 202 body (a new job id or cursor) starts a new wait
- *   and aborts the previous one, so the previous query is cancelled (unless another waiter
- *   awaits it: the new wait registers first, so a job both await runs on); the same body
- *   again, or an inline literal re-rendered, changes nothing. `null`/`undefined`: nothing to
- *   wait for (a wait running is aborted).
- * - Unmounting aborts the wait (so its query is cancelled). The abort waits for a microtask:
- *   StrictMode's unmount and mount again at once keep the wait (and the query) running.
- * - `outcome`: the current input's `WaitOutcome`, `null` until it settles (and for a new
- *   input); an outcome of an earlier input is never shown. `waiting`: there is an input and
- *   no outcome yet, also while the provider has no guard (a server render, or until `init()`
- *   has loaded the module: the wait starts when the guard comes), so a server's HTML and
- *   hydration agree.
- * - `options.staleTimeoutMs` and `options.cancelOnClose` are read when a wait starts.
+ * Runs `start(signal)` (a promise that never rejects: `waitFor`, `query`) for the current
+ * `key`; the value of the current key's, once settled, else `null`. A new key starts a new run
+ * and then aborts the previous one (so a job both await runs on); the same key again changes
+ * nothing; `null` runs nothing (and aborts what ran). Unmounting aborts after a microtask:
+ * StrictMode's unmount and mount again at once keep the run. A late value of a superseded or
+ * unmounted run is never shown.
  */
-export function useWaitFor(input, options) {
-  const guard = useJobGuard();
-  const key = waitKey(input);
-  const staleTimeoutMs = options?.staleTimeoutMs;
-  const cancelOnClose = options?.cancelOnClose;
-  const [settled, setSettled] = useState(null); // { key, outcome } of the last wait that settled
+function useLatest(guard, key, start) {
+  const [settled, setSettled] = useState(null); // { key, value } of the last run that settled
   const current = useRef(null); // { guard, key, controller, settled, detached }
+  const stop = (run) => run.settled || run.controller.abort();
 
   useEffect(() => {
     if (!guard || key === null || freed.has(guard)) return undefined;
-    let wait = current.current;
-    if (wait && wait.guard === guard && wait.key === key && wait.detached) {
-      // StrictMode's unmount and mount again (or a re-run for nothing new): the same wait.
-      wait.detached = false;
+    let run = current.current;
+    if (run && run.guard === guard && run.key === key && run.detached) {
+      // StrictMode's unmount and mount again (or a re-run for nothing new): the same run.
+      run.detached = false;
     } else {
-      const previous = wait;
+      const previous = run;
       const controller = new AbortController();
       const mine = { guard, key, controller, settled: false, detached: false };
-      wait = mine;
+      run = mine;
       current.current = mine;
-      const waitOptions = { signal: controller.signal };
-      if (staleTimeoutMs !== undefined) waitOptions.staleTimeoutMs = staleTimeoutMs;
-      if (cancelOnClose !== undefined) waitOptions.cancelOnClose = cancelOnClose;
-      const promise = guard.waitFor(input, waitOptions);
-      // After the new waiter is registered: a job the new one awaits too is not cancelled.
-      if (previous) stopWait(previous);
+      const promise = start(controller.signal);
+      if (previous) stop(previous);
       setSettled((s) => (s === null ? s : null));
-      promise.then((outcome) => {
+      promise.then((value) => {
         mine.settled = true;
-        // Only the current input's: a late outcome of a superseded or unmounted wait is not.
-        if (current.current === mine && !mine.detached) setSettled({ key, outcome });
+        if (current.current === mine && !mine.detached) setSettled({ key, value });
       });
     }
-    const held = wait;
+    const held = run;
     return () => {
       held.detached = true;
       queueMicrotask(() => {
         if (!held.detached || current.current !== held) return;
         current.current = null;
-        stopWait(held);
+        stop(held);
       });
     };
-    // `input` is what `key` names; the options are read when a wait starts.
+    // What `key` names is what `start` reads; the options are read when a run starts.
   }, [guard, key]);
 
-  const outcome = settled !== null && settled.key === key ? settled.outcome : null;
+  return settled !== null && settled.key === key ? settled.value : null;
+}
+
+/** `options` as the guard takes them, with `signal`: only the keys given. */
+function withSignal(signal, options, keys) {
+  const out = { signal };
+  for (const k of keys) if (options?.[k] !== undefined) out[k] = options[k];
+  return out;
+}
+
+/**
+ * Waits for a query: `guard.waitFor(input, { signal, staleTimeoutMs, cancelOnClose })` for the
+ * current `input` (a 202 body, which the guard records first, or job ids), `{ outcome,
+ * waiting }`. `input` is compared by its JSON: a new 202 body starts a new wait and aborts the
+ * previous one (its jobs cancelled unless another waiter awaits them); unmounting aborts it;
+ * before the provider has its guard (a server render, until `init()`), `waiting` is true and
+ * the wait starts when the guard comes, so a server's HTML and hydration agree.
+ */
+export function useWaitFor(input, options) {
+  const guard = useJobGuard();
+  const key = waitKey(input);
+  const outcome = useLatest(guard, key, (signal) =>
+    guard.waitFor(input, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose"])),
+  );
   return { outcome, waiting: key !== null && outcome === null };
+}
+
+/**
+ * A chart's data: `guard.query(body, { signal, staleTimeoutMs, cancelOnClose, url })` for the
+ * current `body` (what the app would POST to `/api/v1/chart/data`), `{ outcome, result,
+ * pending }`. A new body (compared by its JSON, with `url`) supersedes the last, whose query
+ * is stopped on the server; unmounting stops it (StrictMode's remount does not); `null` runs
+ * nothing. `result` is the server's chart-data JSON once `outcome` is `done`, else `null`;
+ * nothing of a superseded body, or of a session that ended, is ever shown.
+ */
+export function useChartData(body, options) {
+  const guard = useJobGuard();
+  const bodyKey = waitKey(body);
+  const key = bodyKey === null ? null : `${options?.url ?? ""} ${bodyKey}`;
+  const outcome = useLatest(guard, key, (signal) =>
+    guard.query(body, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose", "url"])),
+  );
+  const result = outcome?.outcome === "done" ? outcome.result : null;
+  return { outcome, result, pending: key !== null && outcome === null };
 }

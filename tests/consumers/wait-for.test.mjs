@@ -18,6 +18,7 @@ import { build as viteBuild } from "vite";
 
 import { launch } from "../e2e/browser.mjs";
 import { createApp } from "../../www/server.mjs";
+import { resultFor } from "../../www/charts.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -74,8 +75,8 @@ async function reactApp(version) {
 }
 
 /** Serves `dir` with the reference server's API on one origin while `fn` runs. */
-async function serve(dir, fn) {
-  const app = createApp({ jobDurationMs: 120_000, contract: "task" });
+async function serve(dir, fn, contract = "task") {
+  const app = createApp({ jobDurationMs: 120_000, contract });
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, "http://127.0.0.1").pathname;
     if (path.startsWith("/api/") || path === "/login" || path === "/logout") return app.handle(req, res);
@@ -186,8 +187,89 @@ async function waitForHook(dir) {
   });
 }
 
+async function chartDataHook(dir) {
+  await serve(
+    dir,
+    async (url, app) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+      await page.goto(url);
+      await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+      const chart = (body, probe = true) => page.evaluate(([b, p]) => window.harness.chart(b, p), [body, probe]);
+      const state = () => page.evaluate(() => window.chart);
+      const until = async (what, check) => {
+        for (let i = 0; i < 150; i += 1) {
+          if (await check()) return;
+          await page.waitForTimeout(100);
+        }
+        assert.fail(`timed out waiting for ${what}`);
+      };
+      const found = () => app.state.stops.filter((s) => s.found).map((s) => s.clientId);
+
+      // A: pending before the guard; one query once it comes (StrictMode starts one), running.
+      const a = { chart: "Revenue by region", filter: "emea" };
+      await chart(a);
+      await until("A's query running", () => app.running().sync === 1);
+      await page.waitForTimeout(500);
+      assert.equal(await page.evaluate(() => window.queryCalls), 1, "StrictMode starts one query");
+      assert.equal(app.running().sync, 1);
+      assert.deepEqual(found(), []);
+      assert.equal((await state()).pending, true);
+
+      // B supersedes A: A stopped on the server by its client_id; B's rows, byte for byte; A's
+      // aborted outcome never shown.
+      await page.evaluate(() => {
+        window.charts = [];
+      });
+      app.state.jobDurationMs = 300;
+      const b = { chart: "Revenue by region", filter: "apac" };
+      await chart(b);
+      await until("B done", async () => (await state()).outcome === "done");
+      assert.equal(found().length, 1, JSON.stringify(app.state.stops));
+      assert.deepEqual((await state()).rows, resultFor(b).result[0].data);
+      const shown = await page.evaluate(() => window.charts.map((c) => c.outcome));
+      assert.ok(!shown.includes("aborted"), `A's outcome is not shown: ${JSON.stringify(shown)}`);
+      await until("nothing running", () => app.running().sync === 0);
+
+      // The same body as a new object: nothing sent again.
+      const calls = await page.evaluate(() => window.queryCalls);
+      await chart(JSON.parse(JSON.stringify(b)));
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.queryCalls), calls);
+
+      // null runs nothing, and shows nothing.
+      await chart(null);
+      await page.waitForTimeout(200);
+      assert.deepEqual(await state(), { pending: false, outcome: null, reason: null, clientId: null, rows: null });
+
+      // C, then the probe unmounted: C stopped on the server.
+      app.state.jobDurationMs = 60_000;
+      await chart({ chart: "Orders per quarter", filter: "all" });
+      await until("C running", () => app.running().sync === 1);
+      await chart(null, false);
+      await until("C stopped", () => found().length === 2 && app.running().sync === 0);
+
+      assert.deepEqual(errors, []);
+      await context.close();
+    },
+    "sync",
+  );
+}
+
+const builds = new Map();
+const appFor = async (version) => {
+  if (!builds.has(version)) builds.set(version, await reactApp(version));
+  return builds.get(version);
+};
+
 for (const version of [17, 18, 19]) {
   test(`useWaitFor on React ${version} (development build, StrictMode): starts once, a new input cancels the old query, unmount and null cancel`, async () => {
-    await waitForHook(await reactApp(version));
+    await waitForHook(await appFor(version));
+  });
+  test(`useChartData on React ${version} (development build, StrictMode): one query per body, a new body stops the old one on the server and shows the new rows, unmount stops it, null runs nothing`, async () => {
+    await chartDataHook(await appFor(version));
   });
 }

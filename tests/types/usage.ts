@@ -28,8 +28,15 @@ import init, {
   type JobMetadata,
   type JobRecord,
   type JobStatus,
+  type LogoutResult,
   type PurgeResult,
+  type QueryBody,
+  type QueryOptions,
+  type QueryOutcome,
+  type QueryOutcomeKind,
+  type QueryReason,
   type RefusalReason,
+  type StopOutcome,
   type Removed,
   type RetryOptions,
   type SessionInfo,
@@ -51,7 +58,14 @@ import init, {
   type WaitOutcomeKind,
   type WaitRefusalReason,
 } from "superset-job-guard";
-import { useWaitFor, type UseWaitForOptions, type WaitState } from "superset-job-guard/react";
+import {
+  useChartData,
+  useWaitFor,
+  type ChartDataState,
+  type UseChartDataOptions,
+  type UseWaitForOptions,
+  type WaitState,
+} from "superset-job-guard/react";
 
 export async function dashboard(created: JobMetadata, event: AsyncEvent): Promise<string> {
   await init();
@@ -297,4 +311,38 @@ export function useChartQuery(body: TaskSubmission | null, ids: readonly string[
   // @ts-expect-error a number is not a WaitInput
   useWaitFor(7);
   return `${waiting} ${outcome?.outcome ?? ""} ${byIds.waiting} ${nothing.waiting}`;
+}
+
+// query(): a chart's body in, an outcome out that never rejects; logout()'s stopped.
+export async function chartData(guard: JobGuard, signal: AbortSignal): Promise<string> {
+  const body: QueryBody = { datasource: { id: 1, type: "table" }, queries: [{ columns: ["region"] }] };
+  const options: QueryOptions = { signal, staleTimeoutMs: 60000, cancelOnClose: true, url: "/api/v1/chart/data" };
+  const outcome: QueryOutcome = await guard.query(body, options);
+  const kind: QueryOutcomeKind = outcome.outcome;
+  const reason: QueryReason | null = outcome.reason;
+  const stop: StopOutcome | null = outcome.stop;
+  const clientId: string | null = outcome.clientId;
+  const status: number | null = outcome.httpStatus;
+  const result: unknown = outcome.result;
+  // @ts-expect-error a query outcome kind is one of the documented six
+  const wrong: QueryOutcomeKind = "cancelled";
+  // @ts-expect-error the body is an object
+  void guard.query("SELECT 1");
+  // @ts-expect-error url is a string
+  void guard.query(body, { url: 7 });
+  const out: LogoutResult = guard.logout();
+  await out.stopped;
+  return [kind, reason, stop, clientId, status, String(result), wrong, out.purged].join();
+}
+
+// React: useChartData over a body, or nothing yet.
+export function useChart(body: QueryBody | null): string {
+  const options: UseChartDataOptions = { staleTimeoutMs: 60000, url: "/api/v1/chart/data" };
+  const state: ChartDataState = useChartData(body, options);
+  const outcome: QueryOutcome | null = state.outcome;
+  const pending: boolean = state.pending;
+  const result: unknown = state.result;
+  // @ts-expect-error the hook's signal is its own
+  useChartData(body, { signal: new AbortController().signal });
+  return `${pending} ${outcome?.outcome ?? ""} ${String(result)}`;
 }

@@ -1,10 +1,11 @@
-// useWaitFor in a real browser against the reference server (task contract), bundled from the
+// useWaitFor and useChartData in a real browser against the reference server (the task
+// contract, and synchronous charts with their stop endpoint), bundled from the
 // packed tarball in React's development build under StrictMode (React 18 and 19 mount every
 // effect twice). The module is not loaded before the first render: the provider loads it, and
 // the hook's wait starts when the guard comes. tests/consumers/wait-for.test.mjs drives
 // window.harness and reads the server's requests.
 import { StrictMode, useEffect } from "react";
-import { JobGuardProvider, useJobGuard, useWaitFor } from "superset-job-guard/react";
+import { JobGuardProvider, useChartData, useJobGuard, useWaitFor } from "superset-job-guard/react";
 import { mount } from "./mount.js";
 
 let csrf = null;
@@ -24,6 +25,8 @@ const options = {
 window.states = [];
 window.beforeGuard = null;
 window.waitCalls = 0;
+window.queryCalls = 0;
+window.charts = [];
 
 function Login() {
   const guard = useJobGuard();
@@ -39,6 +42,11 @@ function Login() {
         return waitFor(...args);
       };
       guard.waitFor.counted = true;
+      const query = guard.query.bind(guard);
+      guard.query = (...args) => {
+        window.queryCalls += 1;
+        return query(...args);
+      };
     }
   }, [guard]);
   return null;
@@ -54,6 +62,20 @@ function Probe({ input }) {
   return <p id="probe">{state.waiting ? "waiting" : state.outcome ? state.outcome.message : "nothing"}</p>;
 }
 
+function ChartProbe({ body }) {
+  const { outcome, result, pending } = useChartData(body, { staleTimeoutMs: 600000 });
+  const seen = {
+    pending,
+    outcome: outcome && outcome.outcome,
+    reason: outcome && outcome.reason,
+    clientId: outcome && outcome.clientId,
+    rows: result ? result.result[0].data : null,
+  };
+  window.charts.push(seen);
+  window.chart = seen;
+  return <p id="chart">{pending ? "loading" : outcome ? outcome.message : "nothing"}</p>;
+}
+
 window.harness = {
   async query(chart, durationMs) {
     const response = await fetch("/api/v1/chart/data", {
@@ -62,6 +84,17 @@ window.harness = {
       body: JSON.stringify({ chart, tab_id: tabId, durationMs }),
     });
     return { status: response.status, body: await response.json() };
+  },
+  /** Renders the chart probe with `body`, or no probe at all when `probe` is false. */
+  chart(body, probe = true) {
+    mount.render(
+      <StrictMode>
+        <JobGuardProvider options={options} useSyncExternalStore={mount.useSyncExternalStore}>
+          <Login />
+          {probe && <ChartProbe body={body} />}
+        </JobGuardProvider>
+      </StrictMode>,
+    );
   },
   /** Renders the probe with `input`, or no probe at all when `probe` is false. */
   show(input, probe = true) {
