@@ -335,6 +335,41 @@ async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_w
     }
 }
 
+/// A signal's stop leaves in the abort's own tick: before the request the app sends next (a new
+/// filter's query), so that a browser's queue of requests per server does not hold it back.
+#[wasm_bindgen_test]
+async fn a_signals_stop_leaves_before_the_apps_next_query() {
+    let ns = fresh("q-order");
+    let server = Server::new(json!({ "mode": "hang" }));
+    let g = guard(&ns, &server, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let first = g.query(body(), with_signal(&controller, json!({})));
+    sleep(100).await;
+    controller.abort();
+    let next = query(&g, json!({}));
+    let (outcome, _) = settled(first).await;
+    assert_eq!(outcome["stop"], "stopped", "{outcome}");
+    let order: Vec<String> = server
+        .requests()
+        .iter()
+        .filter_map(|r| r["url"].as_str().map(str::to_owned))
+        .collect();
+    let stop = order
+        .iter()
+        .rposition(|u| u == "/api/v1/chart/data/stop")
+        .unwrap();
+    let second_post = order
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| *u == "/api/v1/chart/data")
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap();
+    assert!(stop < second_post, "{order:?}");
+    server.release();
+    settled(next).await;
+}
+
 /// Superset 6.1.0 and 7.0: no stop endpoint, and a schema that refuses a `client_id` (a 400).
 /// The guard asks the endpoint once, before the first query (the queries that come meanwhile
 /// wait for the answer), and sends no `client_id` after its 404; an abort then stops nothing

@@ -46,7 +46,7 @@ export function resultFor(body = {}) {
 
 /** Synchronous chart data and its stop endpoint, over the server's state. */
 export function syncCharts(state) {
-  /** The queries running: `{ who, clientId, timer, respond, started }`. */
+  /** The queries running: `{ who, clientId, filter, timer, respond, started }`. */
   state.syncRunning = [];
   /** Every stop asked for: `{ who, clientId, found }`. */
   state.stops = [];
@@ -55,7 +55,7 @@ export function syncCharts(state) {
   function run(who, body) {
     const clientId = typeof body.client_id === "string" ? body.client_id : null;
     return new Promise((resolve) => {
-      const query = { who, clientId, started: Date.now(), respond: resolve, timer: null };
+      const query = { who, clientId, filter: String(body.filter ?? "all"), started: Date.now(), respond: resolve, timer: null };
       const duration = Math.max(0, Number(body.durationMs) || state.jobDurationMs);
       query.timer = setTimeout(() => {
         finish(query);

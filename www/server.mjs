@@ -289,6 +289,7 @@ export function createApp({
           subscribers: new Map(),
           timers: [],
           abortable: body.abortable !== false,
+          filter: String(body.filter ?? "all"),
         };
         state.tasks.set(task.uuid, task);
         const current = task;
@@ -446,6 +447,7 @@ export function createApp({
         job_id: randomUUID(),
         user_id: who.userId,
         timers: [],
+        filter: String(body.filter ?? "all"),
       };
       state.registry.set(job.job_id, job);
       const running = setTimeout(() => state.registry.has(job.job_id) && emit(job, "running"), 300);
@@ -563,10 +565,16 @@ export function createApp({
     sync.stopAll();
   }
 
-  /** The queries running on the server now: synchronous requests, async jobs, tasks. */
+  /** The queries running on the server now: synchronous requests, async jobs, tasks; and the
+   * chart-data `filter` each was asked with (`filters`, one entry per query). */
   function running() {
-    const tasks = [...state.tasks.values()].filter((t) => !TERMINAL.has(t.status)).length;
-    return { sync: state.syncRunning.length, jobs: state.registry.size, tasks };
+    const tasks = [...state.tasks.values()].filter((t) => !TERMINAL.has(t.status));
+    const filters = [
+      ...state.syncRunning.map((q) => q.filter),
+      ...[...state.registry.values()].map((j) => j.filter),
+      ...tasks.map((t) => t.filter),
+    ];
+    return { sync: state.syncRunning.length, jobs: state.registry.size, tasks: tasks.length, filters };
   }
 
   return { state, handle, cancelRequests, stop, verifyToken, running };

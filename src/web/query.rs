@@ -24,9 +24,11 @@ use web_sys::{AbortController, AbortSignal};
 use super::boundary::{plain, to_js};
 use super::closing;
 use super::dom;
+use super::http;
 use super::listeners::Listeners;
 use super::page;
 use super::query_drive::drive;
+use super::query_stop::stop_request;
 
 use super::query_state::{stop_url_for, Prepared, RunningQuery};
 use super::state::Inner;
@@ -199,6 +201,7 @@ fn prepare(
         phase: Phase::Sending,
         client_id: None,
         sent: false,
+        stop_pending: None,
         stop_url: stop_url_for(&settings.url),
         owner,
         jobs: Vec::new(),
@@ -222,11 +225,37 @@ fn end(inner: &Rc<RefCell<Inner>>, id: u32) {
 /// Stops query `id` (`reason`): its controller's abort ends what it waits for, and its driver
 /// tells the server as [`QueryLife::stop_plan`] says.
 pub(super) fn abort(inner: &Rc<RefCell<Inner>>, id: u32, reason: QueryReason) {
-    let controller = inner.try_borrow_mut().ok().and_then(|mut g| {
-        let q = g.queries.get(id)?;
-        q.reason.get_or_insert(reason);
-        Some(q.controller.clone())
-    });
+    let (controller, stop) = match inner.try_borrow_mut() {
+        Ok(mut g) => {
+            // Its signal, while its request is out: the stop is sent now (below).
+            let stop = match g.queries.get(id) {
+                Some(q)
+                    if reason == QueryReason::Signal
+                        && q.reason.is_none()
+                        && matches!(q.phase, Phase::Sending | Phase::Refetching) =>
+                {
+                    stop_request(&mut g, id).ok()
+                }
+                _ => None,
+            };
+            let controller = g.queries.get(id).map(|q| {
+                q.reason.get_or_insert(reason);
+                q.controller.clone()
+            });
+            (controller, stop)
+        }
+        Err(_) => (None, None),
+    };
+    // The stop leaves in this tick, before the abort frees the request's connection and before
+    // whatever the app sends next (a new filter's queries), so it is not queued behind them.
+    if let Some((request, fetch)) = stop {
+        let pending = http::fetch_now(&request, fetch.as_ref());
+        if let (Some(pending), Ok(mut g)) = (pending, inner.try_borrow_mut()) {
+            if let Some(q) = g.queries.get(id) {
+                q.stop_pending = Some(pending);
+            }
+        }
+    }
     if let Some(controller) = controller {
         dom::abort(&controller);
     }

@@ -41,6 +41,8 @@ pub(super) struct RunningQuery {
     /// Whether its chart-data request has been sent (it waits, first, to know whether the
     /// server takes a `client_id`).
     pub(super) sent: bool,
+    /// The stop its signal sent at once (its answer read when the query settles).
+    pub(super) stop_pending: Option<wasm_bindgen::JsValue>,
     /// How the server was told, where that was done for it (a logout, the page's end).
     pub(super) stop: Option<StopResult>,
     pub(super) cancelling: Vec<String>,

@@ -240,7 +240,10 @@ pub(super) async fn stopped(
 
 /// The stop request of query `id`'s synchronous request, if the server is not known to lack
 /// the endpoint: the request, or what its absence means.
-fn stop_request(guard: &mut Inner, id: u32) -> Result<(Request, Option<Function>), StopResult> {
+pub(super) fn stop_request(
+    guard: &mut Inner,
+    id: u32,
+) -> Result<(Request, Option<Function>), StopResult> {
     let no_stop = &guard.queries.no_stop;
     let q = guard
         .queries
@@ -272,10 +275,12 @@ fn stop_request(guard: &mut Inner, id: u32) -> Result<(Request, Option<Function>
 /// Stops query `id`'s synchronous request on the server (`POST …/chart/data/stop`), and reads
 /// the answer; a `404` is remembered (the server has no such endpoint).
 pub(super) async fn stop_on_server(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
-    let (request, url, sender) = {
+    let (request, url, sender, pending) = {
         let Ok(mut g) = inner.try_borrow_mut() else {
             return StopResult::Failed;
         };
+        // Sent already, by its signal's listener: only its answer is read.
+        let pending = g.queries.get(id).and_then(|q| q.stop_pending.take());
         let request = match stop_request(&mut g, id) {
             Ok((request, _)) => request,
             Err(result) => return result,
@@ -285,13 +290,14 @@ pub(super) async fn stop_on_server(inner: &Rc<RefCell<Inner>>, id: u32) -> StopR
             fetch: g.fetch.clone(),
             timeout_ms: g.options.timeout_ms as f64,
         };
-        (request, url, sender)
+        (request, url, sender, pending)
     };
     let client = Client::new(sender, None, None);
-    let result = match client.send(&request).await {
-        Some(Ok(answer)) => classify_stop(answer.status),
-        _ => StopResult::Failed,
+    let answer = match &pending {
+        Some(pending) => client.answer_to(pending).await,
+        None => client.send(&request).await.and_then(Result::ok),
     };
+    let result = answer.map_or(StopResult::Failed, |a| classify_stop(a.status));
     client.release();
     if result == StopResult::Unsupported {
         if let Ok(mut g) = inner.try_borrow_mut() {
