@@ -5,7 +5,8 @@
 //! task's 422 (any JSON, through the same serde readers the JS boundary uses, and as text
 //! within the body limits), and Retry-After headers; and, as `applyEvent`, `follow()` and `waitFor`
 //! read them, events and status-change answers from their text (lone surrogates mended as
-//! `JSON.parse` reads them), `waitFor`'s input and options. None may panic; what one accepts must
+//! `JSON.parse` reads them), `waitFor`'s input and options, `query()`'s options and the
+//! chart-data answers it reads. None may panic; what one accepts must
 //! be valid and must round-trip, and the one-pass and two-pass readings of a text answer alike. (Numbers inside a record's `errors` are parsed as serde_json parses floats
 //! by default, which may move one by its last bit: there the round trip checks that every
 //! entry is still there, not each number's last bit.)
@@ -16,6 +17,9 @@ use superset_job_guard::core::ids::{canonical_uuid, is_reserved_id, is_tab_id, i
 use superset_job_guard::core::model::{JobMetadata, JobRecord, RecordKind};
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::endpoints::{read_status, read_task_error};
+use superset_job_guard::core::chart::{
+    classify_chart, classify_result, ChartAnswer, QuerySettings, MAX_ERRORS, MAX_MESSAGE_CHARS,
+};
 use superset_job_guard::core::follow::ChangesPage;
 use superset_job_guard::core::quiet::{self, Json};
 use superset_job_guard::core::straight;
@@ -140,6 +144,26 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(settings) = WaitSettings::read(Json(&parsed), true) {
             assert!((1..=86_400_000).contains(&settings.stale_ms));
+        }
+        // query()'s options, and a chart-data answer and a result's read as it reads them:
+        // errors bounded, a 202 only with a job or tasks.
+        if let Ok(settings) = QuerySettings::read(Json(&parsed), true) {
+            assert!(settings.url.starts_with('/') && !settings.url.starts_with("//"));
+        }
+        for status in [200, 202, 400, 401, 403, 404, 500] {
+            for answer in [
+                classify_chart(status, true, Some(&parsed)),
+                classify_result(status, true, Some(&parsed)),
+            ] {
+                match answer {
+                    ChartAnswer::Accepted(WaitInput::Ids(_)) => panic!("a 202 names a job or tasks"),
+                    ChartAnswer::Failed { errors, message, .. } => {
+                        assert!(errors.len() <= MAX_ERRORS);
+                        assert!(message.chars().count() <= 4 * MAX_MESSAGE_CHARS);
+                    }
+                    _ => {}
+                }
+            }
         }
     } else {
         assert!(event.is_err());
