@@ -161,15 +161,7 @@ impl Server {
 }
 
 fn guard(ns: &str, server: &Server, extra: Value) -> JobGuard {
-    let options = js(json!({ "namespace": ns, "headers": { "X-CSRFToken": "csrf-1" } }));
-    js_sys::Object::assign(
-        options.unchecked_ref::<js_sys::Object>(),
-        js(extra).unchecked_ref::<js_sys::Object>(),
-    );
-    js_sys::Reflect::set(&options, &"fetch".into(), &server.fetch).unwrap();
-    let g = JobGuard::new(options).unwrap();
-    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
-    g
+    guard_over(ns, &server.fetch, json!({}), extra)
 }
 
 const BODY: &str = r#"{"datasource": {"id": 1, "type": "table"}, "queries": [{"columns": ["region"]}], "result_type": "full"}"#;

@@ -23,9 +23,8 @@ use serde_json::Value;
 use super::error::GuardError;
 use super::ids::quote;
 use super::names::names;
-use super::options::unknown_option;
-use super::wait_input::{read_input, WaitInput, WaitSettings};
-use super::wire::{self, Field, Object};
+use super::wait_input::{read_input, read_options, WaitInput, WaitSettings};
+use super::wire::Field;
 
 /// Where chart data is asked for, unless the app says otherwise (`url`).
 pub const DEFAULT_CHART_DATA_URL: &str = "/api/v1/chart/data";
@@ -89,12 +88,7 @@ impl QuerySettings {
     /// Reads `query()`'s options (without `signal`), once, as `waitFor`'s are read, and `url`
     /// (default [`DEFAULT_CHART_DATA_URL`]): a path of this site.
     pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
-        let w: Option<Object<OptionsWire>> = wire::read(
-            value,
-            "query's options must be an object, null or undefined",
-        )
-        .map_err(|m| unknown_option(&m, " of query").unwrap_or(GuardError::InvalidOptions(m)))?;
-        let w = w.map(|Object(w)| w).unwrap_or_default();
+        let w: OptionsWire = read_options(value, "query")?;
         let url = w
             .url
             .nullable()

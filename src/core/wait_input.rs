@@ -108,6 +108,20 @@ struct OptionsWire {
 const STALE_RULE: &str =
     "`staleTimeoutMs` must be a whole number of milliseconds from 1 to 86400000";
 
+/// A call's options object (`waitFor`'s, `query()`'s): `null`/`undefined` is every default;
+/// anything but an object, or an unknown key, is refused naming the call.
+pub fn read_options<'de, T, D>(value: D, call: &str) -> Result<T, GuardError>
+where
+    T: Deserialize<'de> + Default,
+    D: Deserializer<'de>,
+{
+    let not_object = [call, "'s options must be an object, null or undefined"].concat();
+    let w: Option<Object<T>> = wire::read(value, &not_object).map_err(|m| {
+        unknown_option(&m, &[" of ", call].concat()).unwrap_or(GuardError::InvalidOptions(m))
+    })?;
+    Ok(w.map(|Object(w)| w).unwrap_or_default())
+}
+
 /// `waitFor`'s options, read: its stale timeout and `cancelOnClose`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitSettings {
@@ -120,12 +134,7 @@ impl WaitSettings {
     /// (`cancelOnClose` the guard's, `guards`); anything but an object, an unknown key, or a
     /// value breaking its rule is refused with the rule as the message.
     pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
-        let w: Option<Object<OptionsWire>> = wire::read(
-            value,
-            "waitFor's options must be an object, null or undefined",
-        )
-        .map_err(|m| unknown_option(&m, " of waitFor").unwrap_or(GuardError::InvalidOptions(m)))?;
-        let w = w.map(|Object(w)| w).unwrap_or_default();
+        let w: OptionsWire = read_options(value, "waitFor")?;
         Self::of(w.stale_timeout_ms, w.cancel_on_close, guards)
     }
 

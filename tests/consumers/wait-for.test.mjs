@@ -98,15 +98,21 @@ async function serve(dir, fn, contract = "task") {
   }
 }
 
+/** The page at `url` in a new context, ready; `errors` collects the page's errors. */
+async function openPage(url) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+  return { context, page, errors };
+}
+
 async function waitForHook(dir) {
   await serve(dir, async (url, app) => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
-    await page.goto(url);
-    await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+    const { context, page, errors } = await openPage(url);
     const cancels = (uuid) => app.cancelRequests(uuid).map((r) => r.body);
     const query = (chart, durationMs) => page.evaluate(([c, d]) => window.harness.query(c, d), [chart, durationMs]);
     const show = (input, probe = true) => page.evaluate(([i, p]) => window.harness.show(i, p), [input, probe]);
@@ -191,13 +197,7 @@ async function chartDataHook(dir) {
   await serve(
     dir,
     async (url, app) => {
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      const errors = [];
-      page.on("pageerror", (e) => errors.push(e.message));
-      page.on("console", (m) => m.type() === "error" && !/^Failed to load resource/.test(m.text()) && errors.push(m.text()));
-      await page.goto(url);
-      await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+      const { context, page, errors } = await openPage(url);
       const chart = (body, probe = true) => page.evaluate(([b, p]) => window.harness.chart(b, p), [body, probe]);
       const state = () => page.evaluate(() => window.chart);
       const until = async (what, check) => {

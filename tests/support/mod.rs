@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use serde_json::Value;
-use superset_job_guard::web::is_guard_error;
+use superset_job_guard::web::{is_guard_error, JobGuard};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -111,4 +111,21 @@ pub fn scripted_fetch(script: &str, state: &JsValue, log: &js_sys::Array) -> js_
         .unwrap()
         .dyn_into()
         .unwrap()
+}
+
+/// A guard over `fetch` in namespace `ns` with the CSRF header, `base` options (a contract, say)
+/// and then `extra`'s over them, signed in as user 1.
+pub fn guard_over(ns: &str, fetch: &js_sys::Function, base: Value, extra: Value) -> JobGuard {
+    let options =
+        js(serde_json::json!({ "namespace": ns, "headers": { "X-CSRFToken": "csrf-1" } }));
+    for more in [base, extra] {
+        js_sys::Object::assign(
+            options.unchecked_ref::<js_sys::Object>(),
+            js(more).unchecked_ref::<js_sys::Object>(),
+        );
+    }
+    js_sys::Reflect::set(&options, &"fetch".into(), fetch).unwrap();
+    let g = JobGuard::new(options).unwrap();
+    g.login(ts(js(serde_json::json!({ "userId": 1 })))).unwrap();
+    g
 }

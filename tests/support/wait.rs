@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use superset_job_guard::web::JobGuard;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::*;
@@ -92,16 +92,7 @@ pub const T1: &str = "0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01";
 pub const T2: &str = "0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c02";
 
 pub fn guard(ns: &str, server: &Server, extra: Value) -> JobGuard {
-    let options = js(json!({ "namespace": ns, "contract": "task",
-                              "headers": { "X-CSRFToken": "csrf-1" } }));
-    js_sys::Object::assign(
-        options.unchecked_ref::<js_sys::Object>(),
-        js(extra).unchecked_ref::<js_sys::Object>(),
-    );
-    js_sys::Reflect::set(&options, &"fetch".into(), &server.fetch).unwrap();
-    let g = JobGuard::new(options).unwrap();
-    g.login(ts(js(json!({ "userId": 1 })))).unwrap();
-    g
+    super::guard_over(ns, &server.fetch, json!({ "contract": "task" }), extra)
 }
 
 /// `waitFor(input, options)` as JS calls it; its promise.
