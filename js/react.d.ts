@@ -119,15 +119,16 @@ export interface ChartDataState {
   outcome: QueryOutcome | null;
   /** The server's chart-data JSON once `outcome.outcome` is `"done"`, else `null`. */
   result: unknown;
-  /** There is a body and no outcome yet (also while the provider has no guard, and on a server). */
+  /** There is a body and no outcome yet (also while nobody is signed in, while the provider has no guard, and on a server). */
   pending: boolean;
 }
 
 /**
  * A chart's data with `guard.query`: `body` is what the app would POST to `/api/v1/chart/data`;
- * `null`/`undefined` runs nothing. A new body (compared by its JSON, with `url`) supersedes the
- * last, whose query is stopped on the server; unmounting stops it too (after a microtask, so
- * StrictMode's unmount and mount again keep it). Nothing of a superseded body or of an ended
- * session is ever shown.
+ * `null`/`undefined` runs nothing. It runs for the signed-in user: not while nobody is (pending
+ * until a sign-in), again when another user or guest signs in. A new body (compared by its
+ * JSON, with `url`) supersedes the last, whose query is stopped on the server; unmounting
+ * stops it too (after a microtask, so StrictMode's unmount and mount again keep it). Nothing of
+ * a superseded body or of an ended session is ever shown.
  */
 export function useChartData(body: QueryBody | null | undefined, options?: UseChartDataOptions): ChartDataState;

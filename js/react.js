@@ -459,19 +459,25 @@ export function useWaitFor(input, options) {
 
 /**
  * A chart's data: `guard.query(body, { signal, staleTimeoutMs, cancelOnClose, url })` for the
- * current `body` (what the app would POST to `/api/v1/chart/data`), `{ outcome, result,
- * pending }`. A new body (compared by its JSON, with `url`) supersedes the last, whose query
- * is stopped on the server; unmounting stops it (StrictMode's remount does not); `null` runs
- * nothing. `result` is the server's chart-data JSON once `outcome` is `done`, else `null`;
- * nothing of a superseded body, or of a session that ended, is ever shown.
+ * current `body` (what the app would POST to `/api/v1/chart/data`) and the signed-in user,
+ * `{ outcome, result, pending }`. A new body (compared by its JSON, with `url`), or another
+ * user or guest signing in, supersedes the last query, which is stopped on the server;
+ * unmounting stops it (StrictMode's remount does not); `null` runs nothing, and so does a body
+ * while nobody is signed in (it runs at the sign-in: `pending` until then). `result` is the
+ * server's chart-data JSON once `outcome` is `done`, else `null`; nothing of a superseded body,
+ * or of a session that ended, is ever shown.
  */
 export function useChartData(body, options) {
   const guard = useJobGuard();
+  // The signed-in identity is part of what is compared: a body runs once someone is signed in,
+  // again for the next user or guest, and not at all while nobody is.
+  const session = useSession();
+  const who = session ? JSON.stringify([session.userId, session.guestKey]) : null;
   const bodyKey = waitKey(body);
-  const key = bodyKey === null ? null : `${options?.url ?? ""} ${bodyKey}`;
+  const key = bodyKey === null || who === null ? null : `${who} ${options?.url ?? ""} ${bodyKey}`;
   const outcome = useLatest(guard, key, (signal) =>
     guard.query(body, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose", "url"])),
   );
   const result = outcome?.outcome === "done" ? outcome.result : null;
-  return { outcome, result, pending: key !== null && outcome === null };
+  return { outcome, result, pending: bodyKey !== null && outcome === null };
 }

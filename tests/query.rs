@@ -76,6 +76,13 @@ return async function fetch(url, init = {}) {
     if (mode === "late") {
       return new Promise((resolve) => { state.release = () => resolve(json(state.result)); });
     }
+    // Superset accepting the query 150 ms after it came (an abort before that rejects it).
+    if (mode === "slow202") {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(json({ channel_id: "c1", job_id: "job-slow", user_id: "1", status: "pending", errors: [], result_url: null }, 202)), 150);
+        init.signal?.addEventListener("abort", () => { clearTimeout(timer); reject(new DOMException("aborted", "AbortError")); });
+      });
+    }
     // A 202 that comes whenever the test says, whatever the signal did.
     if (mode === "late202") {
       return new Promise((resolve) => {
@@ -325,6 +332,43 @@ async fn an_aborted_synchronous_query_is_stopped_by_its_client_id_and_a_server_w
         assert_eq!(outcome["stop"], "unsupported", "{outcome}");
         assert_eq!(server.to("/api/v1/chart/data/stop").len(), expected_stops);
     }
+}
+
+/// Superseded while Superset is accepting it: the request is left in flight for its answer, and
+/// the job the 202 names is cancelled (it would run on otherwise), never recorded; a logout's
+/// `stopped` waits for that cancel.
+#[wasm_bindgen_test]
+async fn a_query_stopped_while_superset_accepts_it_has_its_job_cancelled() {
+    let ns = fresh("q-accepting");
+    let server = Server::new(json!({ "mode": "slow202" }));
+    let g = guard(&ns, &server, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let promise = g.query(body(), with_signal(&controller, json!({})));
+    sleep(60).await;
+    controller.abort();
+    let (outcome, _) = settled(promise).await;
+    assert_eq!(outcome["reason"], "signal", "{outcome}");
+    until(2_000, || {
+        !server.to("/api/v1/async_event/job-slow/cancel").is_empty()
+    })
+    .await;
+    assert_eq!(server.to("/api/v1/async_event/job-slow/cancel").len(), 1);
+    assert_eq!(rust(&g.jobs().unwrap()), json!([]));
+
+    let promise = query(&g, json!({}));
+    sleep(60).await;
+    let result = JsValue::from(g.logout().unwrap());
+    let stopped: js_sys::Promise = js_sys::Reflect::get(&result, &"stopped".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    JsFuture::from(stopped).await.unwrap();
+    assert_eq!(
+        server.to("/api/v1/async_event/job-slow/cancel").len(),
+        2,
+        "sent before stopped settles"
+    );
+    assert_eq!(settled(promise).await.0["reason"], "logout");
 }
 
 /// A signal's stop leaves in the abort's own tick: before the request the app sends next (a new

@@ -399,6 +399,8 @@ export function createApp({
     if (pathname === "/api/v1/me/" && method === "GET") {
       const id = ctx.session.userId;
       return json(200, {
+        // Superset's own shape (`result`), and the demo's (`user`, `guestToken`, `contract`).
+        result: id === null ? null : { id, username: USERS.get(id), first_name: USERS.get(id) },
         user: id === null ? null : { id, name: USERS.get(id) },
         guestToken: ctx.session.guestToken,
         contract: state.contract,

@@ -28,6 +28,12 @@ use super::waiters::{WaitOutcome, WaitRefusal, WaitResult};
 /// again instead of its warm cache.
 pub const MAX_REFETCHES: u8 = 2;
 
+/// How long a stopped query's chart-data request is left in flight for its answer: a `202`
+/// that comes within it (Superset accepts a query in about 100 ms) names the job or tasks to
+/// cancel; after it the request is ended (a synchronous query's, on a server that cannot stop
+/// it, frees its connection).
+pub const LATE_ANSWER_MS: u32 = 1_500;
+
 /// How long `logout()`'s `stopped` waits at most for the answers to the stops and cancels it
 /// sent (a server that never answers holds the app's sign-out no longer than this).
 pub const STOP_DELIVERY_MS: u32 = 3_000;

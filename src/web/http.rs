@@ -186,8 +186,10 @@ pub(super) struct Client {
     /// The controller of the request in flight (or whose body is being read).
     attempt: RefCell<Option<AbortController>>,
     /// The `fetch` promise of a request this client stopped waiting for when it was aborted
-    /// (a `fetch` that ignores its signal may still answer: [`Client::abandoned`]).
+    /// (it may still answer: [`Client::abandoned`]).
     abandoned: RefCell<Option<JsValue>>,
+    /// Whether an abort leaves the request in flight for the caller to take ([`Client::keeping`]).
+    keeps: bool,
 }
 
 impl Client {
@@ -219,11 +221,26 @@ impl Client {
             abort,
             attempt: RefCell::new(None),
             abandoned: RefCell::new(None),
+            keeps: false,
         }
+    }
+
+    /// This client, with an abort that stops its waiting but leaves its request in flight: the
+    /// caller takes it with [`Client::abandoned`] (to read a late answer, then end it).
+    pub(super) fn keeping(mut self) -> Self {
+        self.keeps = true;
+        self
     }
 
     fn signal(&self) -> Option<AbortSignal> {
         self.controller.as_ref().and_then(dom::signal_of)
+    }
+
+    /// Ends the attempt where a wait stopped, unless an abort leaves it to the caller.
+    fn stop_attempt(&self) {
+        if !(self.keeps && self.aborted()) {
+            self.end_attempt();
+        }
     }
 
     /// Whether the app's signal or the guard's aborted this client.
@@ -304,9 +321,19 @@ impl Client {
         Some(answer_of(response, deadline).ok_or(Failure::Network))
     }
 
-    /// The `fetch` promise this client stopped waiting for when it was aborted, once.
-    pub(super) fn abandoned(&self) -> Option<JsValue> {
-        self.abandoned.try_borrow_mut().ok()?.take()
+    /// The `fetch` promise this client stopped waiting for when it was aborted, once; with the
+    /// controller that ends it, when the client keeps its requests.
+    pub(super) fn abandoned(&self) -> Option<(JsValue, Option<AbortController>)> {
+        let pending = self.abandoned.try_borrow_mut().ok()?.take()?;
+        let attempt = if self.keeps {
+            self.attempt
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut a| a.take())
+        } else {
+            None
+        };
+        Some((pending, attempt))
     }
 
     /// Waits for `pending` (an abandoned `fetch`), within this client's timeout: its answer, if
@@ -364,7 +391,7 @@ impl Client {
     /// aborted, or `deadline` (ms since the epoch) passes, whichever comes first.
     async fn wait(&self, pending: &JsValue, deadline: f64) -> Waited {
         if self.aborted() {
-            self.end_attempt();
+            self.stop_attempt();
             return Waited::Stopped;
         }
         let signal = self.signal();
@@ -392,8 +419,8 @@ impl Client {
         }
         match result {
             Ok(value) if Object::is(&value, &stop_token) => {
-                // Out of time or aborted: the request itself ends too.
-                self.end_attempt();
+                // Out of time or aborted: the request itself ends too (unless kept).
+                self.stop_attempt();
                 Waited::Stopped
             }
             Ok(value) => Waited::Value(value),
@@ -455,14 +482,20 @@ pub(super) fn send_keepalive(requests: Vec<(Request, Option<js_sys::Function>)>)
             sent.push(&Promise::resolve(&answer));
         }
     }
+    settled_within(&sent, STOP_DELIVERY_MS)
+}
+
+/// A promise that settles (with `undefined`, never rejecting) once every one of `promises` has
+/// settled, or `ms` after, whichever is first.
+pub(super) fn settled_within(promises: &js_sys::Array, ms: u32) -> Promise {
     let mut timer = None;
     let bound = Promise::new(&mut |resolve, _reject| {
-        timer = set_timeout(&resolve, f64::from(STOP_DELIVERY_MS)).ok();
+        timer = set_timeout(&resolve, f64::from(ms)).ok();
     });
-    let delivered = Promise::race(&js_sys::Array::of2(&Promise::all_settled(&sent), &bound));
+    let all = Promise::race(&js_sys::Array::of2(&Promise::all_settled(promises), &bound));
     wasm_bindgen_futures::future_to_promise(async move {
         // Neither promise rejects; an answer is not read, a rejection is not the page's.
-        let _ = wasm_bindgen_futures::JsFuture::from(delivered).await;
+        let _ = wasm_bindgen_futures::JsFuture::from(all).await;
         if let Some(id) = timer {
             let _ = clear_timeout(&id);
         }

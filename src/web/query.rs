@@ -202,6 +202,7 @@ fn prepare(
         client_id: None,
         sent: false,
         stop_pending: None,
+        late_done: None,
         stop_url: stop_url_for(&settings.url),
         owner,
         jobs: Vec::new(),
@@ -217,8 +218,13 @@ fn prepare(
 
 /// Takes query `id` off the guard's list.
 fn end(inner: &Rc<RefCell<Inner>>, id: u32) {
-    if let Ok(mut guard) = inner.try_borrow_mut() {
+    let done = inner.try_borrow_mut().ok().and_then(|mut guard| {
+        let done = guard.queries.get(id).and_then(|q| q.late_done.take());
         guard.queries.running.retain(|q| q.id != id);
+        done
+    });
+    if let Some(done) = done {
+        let _ = done.call0(&JsValue::UNDEFINED);
     }
 }
 

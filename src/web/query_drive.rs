@@ -124,9 +124,13 @@ pub(super) async fn drive(
                     Sent::Aborted(pending) => {
                         // Its chart-data request may still answer (a fetch that ignores its
                         // signal): a 202 then is cancelled, never recorded.
-                        if let (Some(pending), false) = (pending, is_fetch) {
-                            if let Some(sender) = sender_of(inner, id) {
-                                watch_late(inner, sender, pending);
+                        if let Some((pending, attempt)) = pending {
+                            match sender_of(inner, id).filter(|_| !is_fetch) {
+                                Some(sender) => {
+                                    let done = late_done_of(inner, id);
+                                    watch_late(inner, sender, pending, attempt, done);
+                                }
+                                None => attempt.iter().for_each(dom::abort),
                             }
                         }
                         return (
@@ -156,7 +160,7 @@ pub(super) async fn drive(
                                 ChartAnswer::Accepted(input) if parsed.is_some() => {
                                     life.set_job_ids(input.started().0);
                                     sender_of(inner, id)
-                                        .map(|s| cancel_late(inner, &s, &input))
+                                        .map(|s| cancel_late(inner, &s, &input).0)
                                         .unwrap_or_default()
                                 }
                                 _ => Vec::new(),
@@ -220,6 +224,17 @@ pub(super) async fn drive(
             Step::Refetch => next = Next::Send(settings.url.clone()),
         }
     }
+}
+
+/// What a logout's `stopped` waits on for query `id`'s late answer, taken (the watch calls it).
+fn late_done_of(inner: &Rc<RefCell<Inner>>, id: u32) -> Option<js_sys::Function> {
+    inner
+        .try_borrow_mut()
+        .ok()?
+        .queries
+        .get(id)?
+        .late_done
+        .take()
 }
 
 /// What the driver does next.

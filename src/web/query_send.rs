@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
+use web_sys::AbortController;
 
 use super::dom;
 use super::http::{Body, Client, Failure, Request, Sender};
@@ -104,8 +105,8 @@ pub(super) enum Sent {
     NoAnswer,
     TimedOut,
     /// Stopped first; with the `fetch` promise it stopped waiting for, if that may still
-    /// answer.
-    Aborted(Option<JsValue>),
+    /// answer, and the controller that ends its request.
+    Aborted(Option<(JsValue, Option<AbortController>)>),
 }
 
 /// The query's client: the guard's `fetch`, `timeout_ms`, and its controller's signal and the
@@ -136,6 +137,13 @@ pub(super) async fn send(
 ) -> Sent {
     let Some(client) = client_of(inner, id, timeout_ms) else {
         return Sent::Aborted(None);
+    };
+    // The chart-data request is left in flight when the query is stopped: a 202 it still
+    // gets names what to cancel (query_stop::watch_late).
+    let client = if method == "POST" {
+        client.keeping()
+    } else {
+        client
     };
     let request = match inner.try_borrow() {
         Ok(guard) => Request::new(url.to_owned(), &guard.options.headers, method, body),

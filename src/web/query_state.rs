@@ -43,6 +43,9 @@ pub(super) struct RunningQuery {
     pub(super) sent: bool,
     /// The stop its signal sent at once (its answer read when the query settles).
     pub(super) stop_pending: Option<wasm_bindgen::JsValue>,
+    /// Told when what its stopped request may still answer has been seen to (a logout's
+    /// `stopped` waits for it).
+    pub(super) late_done: Option<js_sys::Function>,
     /// How the server was told, where that was done for it (a logout, the page's end).
     pub(super) stop: Option<StopResult>,
     pub(super) cancelling: Vec<String>,

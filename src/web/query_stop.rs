@@ -19,7 +19,10 @@ use super::state::Inner;
 use crate::core::chart::{classify_chart, classify_stop, stop_body, ChartAnswer, StopResult};
 use crate::core::endpoints::{json_within_limits, Limit};
 use crate::core::options::GuardOptions;
-use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
+use crate::core::query::{
+    Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step, LATE_ANSWER_MS,
+    STOP_DELIVERY_MS,
+};
 use crate::core::response::Contract;
 use crate::core::session::Session;
 use crate::core::wait_input::WaitInput;
@@ -115,19 +118,20 @@ pub(super) fn sender_of(inner: &Rc<RefCell<Inner>>, id: u32) -> Option<(Session,
 /// `keepalive`, as the session that sent it (`sender`), where this guard is still that
 /// identity's or signed out (the server then answers as whoever its cookie is, and only ever
 /// lets a job's owner cancel it); never after another identity signed in here. Nothing is
-/// recorded. The jobs sent for.
+/// recorded. The jobs sent for, and the promise of their answers.
 pub(super) fn cancel_late(
     inner: &Rc<RefCell<Inner>>,
     sender: &(Session, Option<String>),
     input: &WaitInput,
-) -> Vec<String> {
+) -> (Vec<String>, js_sys::Promise) {
+    let nothing = || (Vec::new(), js_sys::Promise::resolve(&JsValue::UNDEFINED));
     let (jobs, contract, tab_id) = input.started();
     let Ok(mut guard) = inner.try_borrow_mut() else {
-        return Vec::new();
+        return nothing();
     };
     let (owner, sent_tab) = sender;
     if !guard.store.session().is_none_or(|s| s.same_identity(owner)) {
-        return Vec::new();
+        return nothing();
     }
     let tab_id = tab_id.or_else(|| sent_tab.clone());
     let requests: Vec<_> = jobs
@@ -140,24 +144,27 @@ pub(super) fn cancel_late(
         .collect();
     drop(guard);
     let (sent, requests): (Vec<String>, Vec<_>) = requests.into_iter().unzip();
-    let _ = http::send_keepalive(requests);
-    sent
+    let answered = http::send_keepalive(requests);
+    (sent, answered)
 }
 
-/// Watches a chart-data `fetch` its query stopped waiting for (one that ignores its signal):
-/// if it still answers a `202` within the guard's timeout, what that started is cancelled as
-/// [`cancel_late`] says. The query has settled already; this only cleans up on the server.
+/// Watches a chart-data request its query stopped waiting for, left in flight (`attempt` ends
+/// it): if it answers a `202` within [`LATE_ANSWER_MS`], what that started is cancelled as
+/// [`cancel_late`] says (the server had accepted the query before the stop: its job or task
+/// would run on); then the request is ended. The query has settled already; this only cleans up
+/// on the server.
 pub(super) fn watch_late(
     inner: &Rc<RefCell<Inner>>,
     sender: (Session, Option<String>),
     pending: JsValue,
+    attempt: Option<AbortController>,
+    done: Option<Function>,
 ) {
-    let timeout_ms = inner.try_borrow().map_or(0, |g| g.options.timeout_ms);
     let inner = Rc::downgrade(inner);
     wasm_bindgen_futures::spawn_local(async move {
         let sender_of_client = Sender {
             fetch: None,
-            timeout_ms: timeout_ms as f64,
+            timeout_ms: f64::from(LATE_ANSWER_MS),
         };
         let client = Client::new(sender_of_client, None, None);
         let input = match client.answer_to(&pending).await {
@@ -174,8 +181,15 @@ pub(super) fn watch_late(
             _ => None,
         };
         client.release();
+        // A synchronous query still running (a server without the stop endpoint): its request
+        // is given up now, its connection freed.
+        attempt.iter().for_each(dom::abort);
         if let (Some(input), Some(inner)) = (input, inner.upgrade()) {
-            cancel_late(&inner, &sender, &input);
+            let (_, answered) = cancel_late(&inner, &sender, &input);
+            let _ = wasm_bindgen_futures::JsFuture::from(answered).await;
+        }
+        if let Some(done) = done {
+            let _ = done.call0(&JsValue::UNDEFINED);
         }
     });
 }
@@ -329,13 +343,10 @@ fn keepalive_stop(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
 /// controllers to abort (both outside the borrow). A logout cancels a query's jobs that no
 /// other waiter of the browser awaits; the page's end leaves them to its own decision
 /// ([`super::closing`]); another user sends nothing.
-pub(super) fn stop_all(
-    guard: &mut Inner,
-    reason: QueryReason,
-    others: &[page::View],
-) -> (Vec<(Request, Option<Function>)>, Vec<AbortController>) {
+pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::View]) -> Stops {
     let mut requests = Vec::new();
     let mut controllers = Vec::new();
+    let mut watching = Vec::new();
     let ids: Vec<u32> = guard
         .queries
         .running
@@ -362,13 +373,24 @@ pub(super) fn stop_all(
         }
         let stop = match (phase, reason) {
             (_, QueryReason::UserChanged) => StopResult::NotSent,
-            (Phase::Sending | Phase::Refetching, _) => match stop_request(guard, id) {
-                Ok(request) => {
-                    requests.push(request);
-                    StopResult::Sent
+            (Phase::Sending | Phase::Refetching, _) => {
+                // A logout's `stopped` also waits for what the request may still answer (a 202
+                // to cancel before the session ends).
+                if reason == QueryReason::Logout {
+                    if let Some(q) = guard.queries.get(id) {
+                        let (promise, done) = dom::deferred();
+                        q.late_done = Some(done);
+                        watching.push(promise);
+                    }
                 }
-                Err(result) => result,
-            },
+                match stop_request(guard, id) {
+                    Ok(request) => {
+                        requests.push(request);
+                        StopResult::Sent
+                    }
+                    Err(result) => result,
+                }
+            }
             (Phase::Waiting, QueryReason::Logout) => {
                 let mut cancelling = Vec::new();
                 for job in jobs {
@@ -404,18 +426,36 @@ pub(super) fn stop_all(
             q.stop = Some(stop);
         }
     }
-    (requests, controllers)
+    Stops {
+        requests,
+        controllers,
+        watching,
+    }
 }
 
-/// Sends what [`stop_all`] decided and aborts the queries (outside the borrow).
-/// The promise settles once the requests are answered (see [`http::send_keepalive`]).
-pub(super) fn send_stops(
-    stops: (Vec<(Request, Option<Function>)>, Vec<AbortController>),
-) -> js_sys::Promise {
-    let (requests, controllers) = stops;
-    let delivered = http::send_keepalive(requests);
+/// What [`stop_all`] decided: the stop and cancel requests to send with `keepalive`, the
+/// queries' controllers to abort, and the promises of their requests' late answers seen to.
+pub(super) struct Stops {
+    requests: Vec<(Request, Option<Function>)>,
+    controllers: Vec<AbortController>,
+    watching: Vec<js_sys::Promise>,
+}
+
+/// Sends what [`stop_all`] decided and aborts the queries (outside the borrow). The promise
+/// settles once the requests are answered and the late answers seen to, or 3 s after.
+pub(super) fn send_stops(stops: Stops) -> js_sys::Promise {
+    let Stops {
+        requests,
+        controllers,
+        watching,
+    } = stops;
+    let all = js_sys::Array::new();
+    all.push(&http::send_keepalive(requests));
     for controller in controllers {
         dom::abort(&controller);
     }
-    delivered
+    for promise in watching {
+        all.push(&promise);
+    }
+    http::settled_within(&all, STOP_DELIVERY_MS)
 }

@@ -252,6 +252,34 @@ async function chartDataHook(dir) {
       await chart(null, false);
       await until("C stopped", () => found().length === 2 && app.running().sync === 0);
 
+      // D before anyone is signed in: pending, nothing sent; it runs at the sign-in.
+      app.state.jobDurationMs = 200;
+      await page.evaluate(() => window.guard.logout().stopped);
+      const before = await page.evaluate(() => window.queryCalls);
+      const d = { chart: "Margin by region", filter: "emea" };
+      await chart(d);
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.queryCalls), before, "nothing sent without a session");
+      assert.deepEqual(await state(), { pending: true, outcome: null, reason: null, clientId: null, rows: null });
+      await page.evaluate(() => window.guard.login({ userId: 1 }));
+      await until("D done", async () => (await state()).outcome === "done");
+      assert.deepEqual((await state()).rows, resultFor(d).result[0].data);
+      const first = (await state()).clientId;
+
+      // Another user signs in, the body the same: it runs again as them, and the first user's
+      // outcome is not shown meanwhile.
+      await page.evaluate(() => {
+        window.charts = [];
+      });
+      await page.evaluate(async () => {
+        await fetch("/login", { method: "POST", headers: { "content-type": "application/json" }, body: '{"user":"2"}' });
+        window.guard.login({ userId: 2 });
+      });
+      await until("D done for user 2", async () => (await state()).outcome === "done" && (await state()).clientId !== first);
+      assert.equal(await page.evaluate(() => window.queryCalls), before + 2);
+      const seen = await page.evaluate(() => window.charts.map((c) => c.clientId));
+      assert.ok(seen.every((id) => id !== first), `user 1's outcome not shown to user 2: ${JSON.stringify(seen)}`);
+
       assert.deepEqual(errors, []);
       await context.close();
     },
