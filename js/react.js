@@ -184,7 +184,6 @@ function storeOf(guard) {
   const listeners = new Set();
   const cache = new Map();
   let version = 0;
-  let unsubscribe = null;
   let outcomes = NO_OUTCOMES;
   let pending = new Set();
   const tell = () => {
@@ -197,23 +196,7 @@ function storeOf(guard) {
   store = {
     subscribe(listener) {
       listeners.add(listener);
-      if (!unsubscribe && !freed.has(guard)) {
-        unsubscribe = guard.subscribe((change) => {
-          version += 1;
-          // A session that ended (here or in another tab) takes its outcomes with it; a 401
-          // met by follow() ends nothing by itself.
-          const ended = change.type === "logout" || change.type === "user_changed";
-          if (ended && outcomes.size > 0) outcomes = NO_OUTCOMES;
-          tell();
-        });
-      }
-      return () => {
-        listeners.delete(listener);
-        if (listeners.size === 0 && unsubscribe) {
-          if (!freed.has(guard)) unsubscribe();
-          unsubscribe = null;
-        }
-      };
+      return () => listeners.delete(listener);
     },
     read(key, compute, empty) {
       const hit = cache.get(key);
@@ -246,6 +229,19 @@ function storeOf(guard) {
       tell();
     },
   };
+  // The store hears every change from the first reading on (until the guard is freed), so a
+  // reading cached before a component subscribed is never stale: a change between a render and
+  // its subscription (a login in a sibling's effect) moves the version too.
+  if (!freed.has(guard)) {
+    guard.subscribe((change) => {
+      version += 1;
+      // A session that ended (here or in another tab) takes its outcomes with it; a 401 met by
+      // follow() ends nothing by itself.
+      const ended = change.type === "logout" || change.type === "user_changed";
+      if (ended && outcomes.size > 0) outcomes = NO_OUTCOMES;
+      tell();
+    });
+  }
   stores.set(guard, store);
   return store;
 }
