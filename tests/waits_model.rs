@@ -30,7 +30,7 @@ use superset_job_guard::core::model::TaskStatus;
 use superset_job_guard::core::options::GuardOptions;
 use superset_job_guard::core::quiet::Json;
 use superset_job_guard::core::session::Session;
-use superset_job_guard::core::store::JobStore;
+use superset_job_guard::core::store::{Awaited, JobStore};
 use superset_job_guard::core::task::{StatusChange, Submission};
 use superset_job_guard::core::wait_input::admit;
 use superset_job_guard::core::waiters::{can_hear, Hearing, Waiters, MISSING_GRACE_MS};
@@ -212,8 +212,12 @@ impl Browser {
 /// The shell's `tidy`: the entry written when due, the waiters' hold on `follow()` let go when
 /// nothing waits.
 fn tidy(g: &mut Guard, now: u64) {
-    if let Some(jobs) = g.entry.due(g.waiters.jobs(false), now) {
-        g.store.keep_waits(&g.token, &jobs);
+    let listed = Awaited {
+        jobs: g.waiters.jobs(false),
+        ..Awaited::default()
+    };
+    if let Some(listed) = g.entry.due(listed, now) {
+        g.store.keep_entry(&g.token, &listed);
     }
     if g.waiters.is_empty() {
         if let Some(hold) = g.wait_hold.take() {

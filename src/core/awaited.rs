@@ -4,14 +4,14 @@
 //! waiter awaits runs on for it. Pure: the shell gathers the guards and the entries, and sends
 //! what these rules name.
 
-use super::store::WAIT_REFRESH_MS;
+use super::store::{Awaited, WAIT_REFRESH_MS};
 use super::waiters::Waiters;
 
 /// A guard's wait entry as it last wrote it ([`store::waits`](super::store)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EntryState {
-    /// The jobs it last listed.
-    pub jobs: Vec<String>,
+    /// What it last listed.
+    pub listed: Awaited,
     /// When it is written again while anything waits.
     pub refresh_at: u64,
     /// The page ended: the entry was removed, and is not written again.
@@ -19,16 +19,18 @@ pub struct EntryState {
 }
 
 impl EntryState {
-    /// The jobs to write now (`jobs`: what the guard's waiters await), if the entry is due:
-    /// they changed, or its refresh came while anything waits; never once the page ended.
-    pub fn due(&mut self, jobs: Vec<String>, now: u64) -> Option<Vec<String>> {
-        let due = jobs != self.jobs || (!jobs.is_empty() && now >= self.refresh_at);
+    /// What to write now (`now_listed`: what the guard's waiters await and its queries have
+    /// in flight), if the entry is due: it changed, or its refresh came while anything waits;
+    /// never once the page ended.
+    pub fn due(&mut self, now_listed: Awaited, now: u64) -> Option<Awaited> {
+        let due =
+            now_listed != self.listed || (!now_listed.jobs.is_empty() && now >= self.refresh_at);
         if !due || self.closed {
             return None;
         }
-        self.jobs.clone_from(&jobs);
+        self.listed.clone_from(&now_listed);
         self.refresh_at = now.saturating_add(WAIT_REFRESH_MS);
-        Some(jobs)
+        Some(now_listed)
     }
 }
 
@@ -118,28 +120,48 @@ mod tests {
         list.iter().map(|s| s.to_string()).collect()
     }
 
+    fn jobs(list: &[&str]) -> Awaited {
+        Awaited {
+            jobs: strings(list),
+            ..Awaited::default()
+        }
+    }
+
     #[test]
     fn an_entry_is_written_when_what_is_awaited_changes_or_its_refresh_comes() {
         let mut entry = EntryState::default();
-        assert_eq!(entry.due(strings(&["j1"]), 10), Some(strings(&["j1"])));
-        assert_eq!(entry.due(strings(&["j1"]), 11), None);
+        assert_eq!(entry.due(jobs(&["j1"]), 10), Some(jobs(&["j1"])));
+        assert_eq!(entry.due(jobs(&["j1"]), 11), None);
         assert_eq!(
-            entry.due(strings(&["j1"]), 10 + WAIT_REFRESH_MS),
-            Some(strings(&["j1"]))
+            entry.due(jobs(&["j1"]), 10 + WAIT_REFRESH_MS),
+            Some(jobs(&["j1"]))
+        );
+        // A query's request in flight is listed too, and its end changes the entry.
+        let mut with_stop = jobs(&["j1"]);
+        with_stop
+            .stops
+            .push(("/api/v1/chart/data/stop".to_owned(), "sjg-1".to_owned()));
+        assert_eq!(
+            entry.due(with_stop.clone(), 12 + WAIT_REFRESH_MS),
+            Some(with_stop)
         );
         assert_eq!(
-            entry.due(Vec::new(), 20 + WAIT_REFRESH_MS),
-            Some(Vec::new()),
+            entry.due(jobs(&["j1"]), 13 + WAIT_REFRESH_MS),
+            Some(jobs(&["j1"]))
+        );
+        assert_eq!(
+            entry.due(Awaited::default(), 20 + WAIT_REFRESH_MS),
+            Some(Awaited::default()),
             "removed"
         );
         assert_eq!(
-            entry.due(Vec::new(), 30 + 3 * WAIT_REFRESH_MS),
+            entry.due(Awaited::default(), 30 + 3 * WAIT_REFRESH_MS),
             None,
             "nothing to refresh"
         );
         entry.closed = true;
         assert_eq!(
-            entry.due(strings(&["j2"]), 40 + 3 * WAIT_REFRESH_MS),
+            entry.due(jobs(&["j2"]), 40 + 3 * WAIT_REFRESH_MS),
             None,
             "the page ended"
         );

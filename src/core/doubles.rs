@@ -72,11 +72,16 @@ impl Random for SequenceRandom {
 /// One [`MemoryStorage`] seen by several stores, as the tabs of one origin see one
 /// `localStorage`.
 #[derive(Clone, Debug, Default)]
-pub struct SharedMemory(Rc<RefCell<MemoryStorage>>);
+pub struct SharedMemory(Rc<RefCell<MemoryStorage>>, Rc<RefCell<Vec<String>>>);
 
 impl SharedMemory {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Every key removed so far, in order.
+    pub fn removals(&self) -> Vec<String> {
+        self.1.try_borrow().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// The stored text under `key`.
@@ -100,6 +105,9 @@ impl KeyValue for SharedMemory {
         self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)
     }
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
+        if let Ok(mut removed) = self.1.try_borrow_mut() {
+            removed.push(key.to_owned());
+        }
         self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {

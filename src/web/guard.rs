@@ -223,6 +223,8 @@ impl JobGuard {
         let (signed, switched, in_flight, stops) = self.with(|g| {
             let who = session.clone();
             let signed = g.store.sign_in(session)?;
+            // A new session lists what it waits for again.
+            g.waiting.entry.taken = None;
             let switched = !signed
                 .previous
                 .as_ref()
@@ -264,13 +266,28 @@ impl JobGuard {
         })
     }
 
-    /// Stops the session's queries on the server (with `keepalive`; `stopped` settles when
-    /// they are answered, so the app can await it before its own sign-out), then removes every key of the namespace and Superset's `last_async_event_id`, and
-    /// ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
-    /// no records) announces nothing.
+    /// Stops the session's queries on the server, in every tab (with `keepalive`; `stopped`
+    /// settles when they are answered, so the app can await it before its own sign-out), then
+    /// removes every key of the namespace and Superset's `last_async_event_id`, and ends every
+    /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
+    /// announces nothing.
     pub fn logout(&self) -> Result<Js<LogoutResult>, JsValue> {
         let others = super::page::others(&self.inner).unwrap_or_default();
-        let (purged, removed, in_flight, stops) = self.with(|g| {
+        // The page's other guards of this session (a provider's and the app's own, say): their
+        // queries are stopped here too, before the session ends.
+        let neighbours = self.with(|g| {
+            let namespace = g.options.namespace.clone();
+            let mut stops = Vec::new();
+            for other in super::page::guards(Some(&self.inner)) {
+                if let Ok(mut o) = other.try_borrow_mut() {
+                    if o.options.namespace == namespace {
+                        stops.push(query_stop::stop_all(&mut o, QueryReason::Logout, &[]));
+                    }
+                }
+            }
+            Ok(stops)
+        })?;
+        let (purged, removed, in_flight, mut stops) = self.with(|g| {
             let stops = query_stop::stop_all(g, QueryReason::Logout, &others);
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
@@ -281,6 +298,9 @@ impl JobGuard {
         })?;
         // Sent before this call returns; aborts outside the borrow (abort listeners run
         // synchronously).
+        for theirs in neighbours {
+            stops.merge(theirs);
+        }
         let stopped = query_stop::send_stops(stops);
         if let Some(controller) = in_flight {
             dom::abort(&controller);

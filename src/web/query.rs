@@ -22,17 +22,20 @@ use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortController, AbortSignal};
 
 use super::boundary::{plain, to_js};
+use super::clock::DateClock;
 use super::closing;
 use super::dom;
 use super::http;
 use super::listeners::Listeners;
 use super::page;
 use super::query_drive::drive;
-use super::query_stop::stop_request;
+use super::query_stop::{stop_request, taken_by_logout};
+use crate::core::clock::Clock;
 
 use super::query_state::{stop_url_for, Prepared, RunningQuery};
 use super::state::Inner;
 use super::wait_input::hearing_of;
+use super::waiting;
 use crate::core::chart::{is_client_id, QuerySettings, StopResult};
 use crate::core::error::GuardError;
 use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult};
@@ -221,6 +224,7 @@ fn end(inner: &Rc<RefCell<Inner>>, id: u32) {
     let done = inner.try_borrow_mut().ok().and_then(|mut guard| {
         let done = guard.queries.get(id).and_then(|q| q.late_done.take());
         guard.queries.running.retain(|q| q.id != id);
+        waiting::keep_entry(&mut guard, DateClock.now_ms());
         done
     });
     if let Some(done) = done {
@@ -233,10 +237,25 @@ fn end(inner: &Rc<RefCell<Inner>>, id: u32) {
 pub(super) fn abort(inner: &Rc<RefCell<Inner>>, id: u32, reason: QueryReason) {
     let (controller, stop) = match inner.try_borrow_mut() {
         Ok(mut g) => {
-            // Its signal, while its request is out: the stop is sent now (below).
+            // Aborted after the session ended (the app heard another tab's logout): stopped for
+            // the logout, and not again where that tab already stopped it.
+            let ended = g.store.session().is_none();
+            let reason = match reason {
+                QueryReason::Signal if ended => QueryReason::Logout,
+                other => other,
+            };
+            let taken = g
+                .queries
+                .running
+                .iter()
+                .find(|q| q.id == id)
+                .is_some_and(|q| taken_by_logout(&g, q));
+            // Its signal (or the app's abort at a logout), while its request is out: the stop
+            // is sent now (below).
             let stop = match g.queries.get(id) {
                 Some(q)
-                    if reason == QueryReason::Signal
+                    if reason != QueryReason::PageEnd
+                        && !taken
                         && q.reason.is_none()
                         && matches!(q.phase, Phase::Sending | Phase::Refetching) =>
                 {
@@ -246,6 +265,9 @@ pub(super) fn abort(inner: &Rc<RefCell<Inner>>, id: u32, reason: QueryReason) {
             };
             let controller = g.queries.get(id).map(|q| {
                 q.reason.get_or_insert(reason);
+                if taken {
+                    q.stop.get_or_insert(StopResult::Sent);
+                }
                 q.controller.clone()
             });
             (controller, stop)

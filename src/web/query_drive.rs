@@ -103,9 +103,16 @@ pub(super) async fn drive(
                         }
                     }
                     resent = false;
+                    // Not again once the session that sent it has ended (a stop from another
+                    // tab's logout answers 400 too).
+                    let same_session = inner.try_borrow_mut().is_ok_and(|mut g| {
+                        let now = g.store.session();
+                        let owner = g.queries.get(id).map(|q| q.owner.clone());
+                        matches!((now, owner), (Some(n), Some(o)) if n.same_identity(&o))
+                    });
                     match without.take() {
                         // Refused, perhaps for the client_id alone: the same body without it.
-                        Some(plain) if again && reason_of(inner, id).is_none() => {
+                        Some(plain) if again && same_session && reason_of(inner, id).is_none() => {
                             body = plain;
                             life.client_id = None;
                             if let Ok(mut g) = inner.try_borrow_mut() {

@@ -8,8 +8,10 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
+use super::clock::DateClock;
 use super::dom;
 use super::http::{Body, Client, Failure, Request, Sender};
+use crate::core::clock::Clock;
 
 use super::query_state::stop_url_for;
 use super::random::MathRandom;
@@ -190,11 +192,13 @@ pub(super) async fn send(
     sent
 }
 
+/// Query `id` is at `phase` now; the guard's entry lists its request while it is in flight.
 pub(super) fn set_phase(inner: &Rc<RefCell<Inner>>, id: u32, phase: Phase) {
     if let Ok(mut g) = inner.try_borrow_mut() {
         if let Some(q) = g.queries.get(id) {
             q.phase = phase;
         }
+        super::waiting::keep_entry(&mut g, DateClock.now_ms());
     }
 }
 

@@ -15,8 +15,12 @@ use super::http;
 use super::http::{Body, Client, Request, Sender};
 use super::listeners::Listeners;
 use super::page;
+use super::query_state::RunningQuery;
 use super::state::Inner;
-use crate::core::chart::{classify_chart, classify_stop, stop_body, ChartAnswer, StopResult};
+use crate::core::chart::{
+    classify_chart, classify_stop, is_client_id, is_same_origin_path, stop_body, ChartAnswer,
+    StopResult,
+};
 use crate::core::endpoints::{json_within_limits, Limit};
 use crate::core::options::GuardOptions;
 use crate::core::query::{
@@ -25,6 +29,7 @@ use crate::core::query::{
 };
 use crate::core::response::Contract;
 use crate::core::session::Session;
+use crate::core::store::Awaited;
 use crate::core::wait_input::WaitInput;
 use crate::core::waiters::WaitOutcome;
 
@@ -64,7 +69,15 @@ pub(super) async fn aborted_by_this_query(
     // Another tab signed the session out: this tab's jobs are cancelled with `keepalive`, from
     // what the query knows (no record is left to read).
     if outcome.reason == Some(QueryReason::Logout) && sent.is_none() {
-        let jobs = keepalive_cancels_by_snapshot(inner, id);
+        let jobs = match stopped_elsewhere(inner, id) {
+            // The tab that signed out cancelled them, before the session ended.
+            Some(true) => inner
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut g| Some(g.queries.get(id)?.jobs.clone()))
+                .unwrap_or_default(),
+            _ => keepalive_cancels_by_snapshot(inner, id),
+        };
         outcome.stop = Some(if jobs.is_empty() {
             StopResult::NotSent
         } else {
@@ -73,6 +86,30 @@ pub(super) async fn aborted_by_this_query(
         outcome.cancelling = jobs;
     }
     Step::Settle { outcome, stop }
+}
+
+/// Whether the tab that signed out stopped query `id` already, before the session ended: it
+/// took this guard's entry (read and removed it), which listed the query's request in flight
+/// or its jobs. `None` when no entry was taken.
+fn stopped_elsewhere(inner: &Rc<RefCell<Inner>>, id: u32) -> Option<bool> {
+    let g = inner.try_borrow().ok()?;
+    g.waiting.entry.taken.as_ref()?;
+    let q = g.queries.running.iter().find(|q| q.id == id)?;
+    Some(taken_by_logout(&g, q))
+}
+
+/// Whether another tab's logout took `q` with this guard's entry (its request in flight, or
+/// all its jobs, were listed there): that tab stopped it.
+pub(super) fn taken_by_logout(g: &Inner, q: &RunningQuery) -> bool {
+    let Some(listed) = g.waiting.entry.taken.as_ref() else {
+        return false;
+    };
+    let request = q
+        .client_id
+        .as_ref()
+        .is_some_and(|c| listed.stops.iter().any(|(_, listed)| listed == c));
+    let jobs = !q.jobs.is_empty() && q.jobs.iter().all(|j| listed.queries.contains(j));
+    request || jobs
 }
 
 /// Sends, with `keepalive`, the cancel of each job of query `id` that no other waiter of the
@@ -246,6 +283,10 @@ pub(super) async fn stopped(
         (Some(sent), _) => Some(sent),
         (None, _) if !plan_request => None,
         (None, QueryReason::UserChanged) => Some(StopResult::NotSent),
+        (None, QueryReason::Logout) if stopped_elsewhere(inner, id) == Some(true) => {
+            // The tab that signed out stopped it, before the session ended.
+            Some(StopResult::Sent)
+        }
         (None, QueryReason::Logout | QueryReason::PageEnd) => Some(keepalive_stop(inner, id)),
         (None, _) => Some(stop_on_server(inner, id).await),
     };
@@ -354,11 +395,20 @@ pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::V
         .filter(|q| q.reason.is_none())
         .map(|q| q.id)
         .collect();
-    let elsewhere = match reason {
-        QueryReason::Logout => guard.store.awaited_elsewhere(&page::this_page()),
-        _ => Vec::new(),
+    // At a logout, what the browser's other tabs list: their plain waits' jobs run on (as
+    // this tab's do), and their queries are stopped here, below, while the session still is.
+    let others_listed = match reason {
+        QueryReason::Logout => guard.store.elsewhere(&page::this_page()),
+        _ => Awaited::default(),
     };
+    let elsewhere: Vec<String> = others_listed
+        .jobs
+        .iter()
+        .filter(|j| !others_listed.queries.contains(j))
+        .cloned()
+        .collect();
     let own_waiters = guard.queries.waiters();
+    let mut cancelled: Vec<String> = Vec::new();
     for id in ids {
         let Some(q) = guard.queries.get(id) else {
             continue;
@@ -410,6 +460,7 @@ pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::V
                         cancelling.push(job);
                     }
                 }
+                cancelled.extend(cancelling.iter().cloned());
                 if let Some(q) = guard.queries.get(id) {
                     q.cancelling = cancelling.clone();
                 }
@@ -426,11 +477,57 @@ pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::V
             q.stop = Some(stop);
         }
     }
+    if reason == QueryReason::Logout {
+        requests.extend(stops_of_other_tabs(
+            guard,
+            &others_listed,
+            &own_waiters,
+            &cancelled,
+        ));
+    }
     Stops {
         requests,
         controllers,
         watching,
     }
+}
+
+/// At a logout, the stops and cancels of the other tabs' queries (what their entries list):
+/// each synchronous request in flight by its `client_id` (a stop URL of this site, a
+/// `client_id` by the rule), each job only their queries await and no waiter here does, as
+/// `cancel()` would send it (the records are still there); none twice. Those tabs hear the
+/// logout later, when the server's session may have ended: they find their entries gone and
+/// send nothing again.
+fn stops_of_other_tabs(
+    guard: &mut Inner,
+    listed: &Awaited,
+    own_waiters: &[u32],
+    cancelled: &[String],
+) -> Vec<(Request, Option<Function>)> {
+    let mut requests = Vec::new();
+    for (url, client_id) in &listed.stops {
+        if !is_same_origin_path(url) || !is_client_id(client_id) {
+            continue;
+        }
+        if guard.queries.no_stop.contains(url) {
+            continue;
+        }
+        let body = stop_body(client_id);
+        let request = Request::new(url.clone(), &guard.options.headers, "POST", Some(&body));
+        requests.push((request, guard.fetch.clone()));
+    }
+    for job in &listed.queries {
+        if guard.waiting.rules.awaits_except(job, own_waiters) || cancelled.contains(job) {
+            continue;
+        }
+        let check = guard.store.check_cancel(job);
+        if check.is_allowed() {
+            let contract = super::cancel::contract_of(&check);
+            let request = super::cancel::post_for(guard, job, contract);
+            requests.push((request, guard.fetch.clone()));
+        }
+    }
+    requests
 }
 
 /// What [`stop_all`] decided: the stop and cancel requests to send with `keepalive`, the
@@ -439,6 +536,15 @@ pub(super) struct Stops {
     requests: Vec<(Request, Option<Function>)>,
     controllers: Vec<AbortController>,
     watching: Vec<js_sys::Promise>,
+}
+
+impl Stops {
+    /// Adds what [`stop_all`] decided for another guard.
+    pub(super) fn merge(&mut self, other: Stops) {
+        self.requests.extend(other.requests);
+        self.controllers.extend(other.controllers);
+        self.watching.extend(other.watching);
+    }
 }
 
 /// Sends what [`stop_all`] decided and aborts the queries (outside the borrow). The promise

@@ -107,6 +107,17 @@ impl TabHost for Inner {
         None
     }
 
+    fn session_ended_elsewhere(&mut self) {
+        let entry = &mut self.waiting.entry;
+        let Some(token) = entry.token.as_deref() else {
+            return;
+        };
+        let shared = self.store.storage_status().kind != StorageMode::Memory;
+        if shared && entry.taken.is_none() && !self.store.has_entry(token) {
+            entry.taken = Some(entry.state.listed.clone());
+        }
+    }
+
     fn stop_follow(&mut self, change: Change) {
         #[cfg(feature = "follow")]
         match change {

@@ -38,6 +38,9 @@ pub trait TabHost: 'static {
     /// (`forbidden`): a `follow()` here stays stopped too until the next login, so a tab that
     /// takes over does not poll (and announce) again.
     fn stop_follow(&mut self, change: Change);
+    /// The session ended in another tab: notes whether that tab took this guard's entry (it
+    /// then stopped what the entry listed), before anything here writes it again.
+    fn session_ended_elsewhere(&mut self);
 }
 
 /// The guard, as the tabs code holds it: weakly, so that a dropped guard is not kept alive by
@@ -398,6 +401,7 @@ fn end_session_here(inner: &Host) {
         let Ok(mut guard) = inner.try_borrow_mut() else {
             return;
         };
+        guard.session_ended_elsewhere();
         if guard.store().storage_status().kind == StorageMode::Memory {
             guard.store().logout();
         } else {

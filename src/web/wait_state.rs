@@ -43,6 +43,9 @@ pub(super) struct Entry {
     pub(super) token: Option<String>,
     /// What it last wrote, and when it writes again.
     pub(super) state: EntryState,
+    /// What it listed when another tab's logout took the entry (read it, stopped what it
+    /// listed, removed it): nothing is written again until the next login.
+    pub(super) taken: Option<crate::core::store::Awaited>,
 }
 
 /// The guard's waiters and what keeps them fed.

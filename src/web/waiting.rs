@@ -31,6 +31,8 @@ use super::wait_input::{self, admit_all, hearing_of, read_options, WaitOptions};
 use super::wait_state::{Pending, Resolve, Waiting};
 use crate::core::awaited::after_abort;
 use crate::core::clock::Clock;
+use crate::core::query::Phase;
+use crate::core::store::Awaited;
 use crate::core::tabs::{Change, Source};
 use crate::core::wait_input::{WaitInput, WaitSettings};
 use crate::core::waiters::{Refused, WaitOutcome, WaitRefusal};
@@ -259,20 +261,63 @@ fn finish(resolved: Vec<(Pending, WaitOutcome)>, stop: Option<AbortController>) 
     }
 }
 
+/// What the guard's entry lists now: the jobs its waiters await, those only its queries'
+/// waiters await, and its queries' synchronous requests in flight (their stop URL and
+/// `client_id`, where a stop can reach them).
+fn listed(guard: &Inner) -> Awaited {
+    let jobs = guard.waiting.rules.jobs(false);
+    let query_waiters = guard.queries.waiters();
+    let queries = jobs
+        .iter()
+        .filter(|j| !guard.waiting.rules.awaits_except(j, &query_waiters))
+        .cloned()
+        .collect();
+    let stops = guard
+        .queries
+        .running
+        .iter()
+        .filter(|q| q.sent && q.reason.is_none())
+        .filter(|q| matches!(q.phase, Phase::Sending | Phase::Refetching))
+        .filter(|q| !guard.queries.no_stop.contains(&q.stop_url))
+        .filter_map(|q| Some((q.stop_url.clone(), q.client_id.clone()?)))
+        .collect();
+    Awaited {
+        jobs,
+        queries,
+        stops,
+    }
+}
+
+/// Writes the guard's entry when what it lists changed or its refresh is due (after every
+/// change its waiters hear, and as its queries' requests leave and end).
+pub(super) fn keep_entry(guard: &mut Inner, now: u64) {
+    // The session ended (another tab's logout, maybe not heard yet): what that tab took is
+    // noted, and nothing more is written until the next login.
+    if guard.store.session().is_none() {
+        use super::tabs::TabHost;
+        guard.session_ended_elsewhere();
+    }
+    if guard.waiting.entry.taken.is_some() {
+        return;
+    }
+    let now_listed = listed(guard);
+    let entry = &mut guard.waiting.entry;
+    if let Some(listed) = entry.state.due(now_listed, now) {
+        let token = entry
+            .token
+            .get_or_insert_with(|| page::token_of(entry.page_id));
+        guard.store.keep_entry(token, &listed);
+    }
+}
+
 /// Writes the guard's wait entry when what it awaits changed or its refresh is due, and re-arms
 /// the timer for the first deadline. With no waiter left, lets `follow()` go: its loop's
 /// controller to stop, if the waiters were its last holder.
 fn tidy(guard: &mut Inner, me: &Guard, now: u64) -> Option<AbortController> {
+    keep_entry(guard, now);
     let waiting = &mut guard.waiting;
     let waits = !waiting.rules.is_empty();
     waiting.active.set(waits);
-    if let Some(jobs) = waiting.entry.state.due(waiting.rules.jobs(false), now) {
-        let token = waiting
-            .entry
-            .token
-            .get_or_insert_with(|| page::token_of(waiting.entry.page_id));
-        guard.store.keep_waits(token, &jobs);
-    }
     if let Some(timer) = waiting.timer.take() {
         let _ = clear_timeout(&timer);
     }

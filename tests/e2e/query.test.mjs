@@ -144,6 +144,42 @@ for (const mode of MODES) {
     assert.equal(mine.length, CHARTS.length);
   });
 
+  test(`${mode}: a logout in another tab stops this tab's queries before the session ends (the README's order in that tab)`, async (t) => {
+    const { url, app } = await serve(t, mode, 60_000);
+    const ctx = await browser.newContext();
+    t.after(() => ctx.close().catch(() => {}));
+    const a = await open(browser, url, ctx);
+    await signIn(a, "1");
+    const b = await open(browser, url, ctx);
+    await b.waitForSelector("body[data-signed-in=true]");
+    await a.click("#live-run");
+    await until(() => running(app) >= CHARTS.length, "A's queries running");
+    await sleep(300);
+    // B signs out as the README says: guard.logout(), await stopped, then the server's.
+    await b.click("#logout");
+    await b.waitForSelector("body[data-signed-in=false]");
+    await until(() => running(app) === 0, `nothing left running: ${JSON.stringify(app.running())}`);
+    const log = app.state.requests;
+    const logout = log.findIndex((r) => r.method === "POST" && r.path === "/logout");
+    assert.ok(logout >= 0);
+    const stopping = log
+      .map((r, i) => ({ ...r, i }))
+      .filter((r) => r.path === "/api/v1/chart/data/stop" || /\/cancel$/.test(r.path));
+    const ids = new Set((await queries(a)).map((q) => q.clientId).filter(Boolean));
+    if (mode === "sync") {
+      const theirs = app.state.stops.filter((s) => ids.has(s.clientId));
+      assert.equal(theirs.length, CHARTS.length, JSON.stringify(app.state.stops));
+      assert.ok(theirs.every((s) => s.found), JSON.stringify(theirs));
+    } else {
+      assert.ok(stopping.some((r) => /\/cancel$/.test(r.path) && r.status === 200), JSON.stringify(stopping));
+    }
+    // Every stop and cancel reached the server while the session still was: before the
+    // logout, none answered 401 or 403 after it.
+    const late = stopping.filter((r) => r.i > logout || r.status === 401 || r.status === 403);
+    assert.deepEqual(late, [], JSON.stringify(log.slice(-30)));
+    for (const q of await queries(a)) assert.equal(q.reason, "logout", JSON.stringify(q));
+  });
+
   test(`${mode}: closing the tab stops its running queries with keepalive requests (with the CSRF header)`, async (t) => {
     const { url, app } = await serve(t, mode, 60_000);
     const ctx = await browser.newContext();

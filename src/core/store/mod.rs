@@ -39,7 +39,7 @@ use keys::Keys;
 pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
 use parsed::Parsed;
 pub use purged::MAX_PURGED;
-pub use waits::{is_wait_token, WAIT_ENTRY_TTL_MS, WAIT_REFRESH_MS};
+pub use waits::{is_wait_token, Awaited, WAIT_ENTRY_TTL_MS, WAIT_REFRESH_MS};
 
 /// Why a job's record is not there for a waiter: it expired (`ttlSeconds`), or it went
 /// (removed, evicted, or no longer the session's).
@@ -228,6 +228,13 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
             self.storage.remove(&key);
         }
         self.tabs = Default::default();
+        // The tabs' wait entries first: a tab that hears the logout (even while this one is
+        // still removing) finds its entry gone, so it knows this tab took what it listed.
+        for key in self.storage.keys() {
+            if key.starts_with(&self.keys.waits_prefix) {
+                self.storage.remove(&key);
+            }
+        }
         let mut removed = self.storage.get_text(&self.keys.session).is_some();
         if removed {
             self.storage.remove(&self.keys.session);

@@ -7,6 +7,7 @@ use crate::core::error::StorageError;
 use crate::core::model::JobStatus;
 use crate::core::quiet::Json;
 use crate::core::storage::MemoryStorage;
+use crate::core::store::Awaited;
 use serde_json::{json, Value};
 
 /// One storage seen by several stores: the tabs of one origin.
@@ -1609,6 +1610,53 @@ fn a_waiter_reads_why_a_record_is_not_there() {
     assert_eq!(s.awaited("j").unwrap_err(), Gone::Expired);
     assert_eq!(s.awaited("j").unwrap_err(), Gone::Removed, "then gone");
     assert_eq!(s.awaited("never").unwrap_err(), Gone::Removed);
+}
+
+#[test]
+fn a_logout_reads_what_other_tabs_queries_have_in_flight_and_takes_their_entries_first() {
+    let (shared, clock) = setup();
+    let mut a = tab(&shared, &clock);
+    let mut b = tab(&shared, &clock);
+    a.login(login(json!("1"), None)).unwrap();
+    let stop = ("/api/v1/chart/data/stop".to_owned(), "sjg-1".to_owned());
+    // Tab A: a plain wait on j1, a query waiting on j2 and j1, a query's request in flight.
+    a.keep_entry(
+        "page-a-1",
+        &Awaited {
+            jobs: vec!["j1".to_owned(), "j2".to_owned()],
+            queries: vec!["j2".to_owned()],
+            stops: vec![stop.clone()],
+        },
+    );
+    // Tab C: a query waits on j1 too (A's plain wait keeps it out of the queries'), and on j3.
+    a.keep_entry(
+        "page-c-1",
+        &Awaited {
+            jobs: vec!["j1".to_owned(), "j3".to_owned()],
+            queries: vec!["j1".to_owned(), "j3".to_owned()],
+            stops: vec![stop.clone()],
+        },
+    );
+    let seen = b.elsewhere("page-b");
+    assert_eq!(seen.jobs, ["j1", "j2", "j3"]);
+    assert_eq!(seen.queries, ["j2", "j3"], "j1 runs on for A's plain wait");
+    assert_eq!(seen.stops, [stop], "each once");
+    assert!(b.has_entry("page-a-1") && !b.has_entry("page-z-1"));
+    // The logout takes the entries before the session marker goes: a tab that hears it finds
+    // its entry gone.
+    let before = shared.removals().len();
+    b.logout();
+    let removed = shared.removals().split_off(before);
+    let session_at = removed.iter().position(|k| k == SESSION_KEY).unwrap();
+    let entries: Vec<usize> = removed
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.contains(":waits:"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|&i| i < session_at), "{removed:?}");
+    assert!(!a.has_entry("page-a-1"));
 }
 
 #[test]
