@@ -371,6 +371,38 @@ async fn a_query_stopped_while_superset_accepts_it_has_its_job_cancelled() {
     assert_eq!(settled(promise).await.0["reason"], "logout");
 }
 
+/// A guard of the async_event contract given the task framework's 202 (no `contract: "task"`):
+/// it would never hear the task end, so the query is refused at once, saying which option to
+/// change, and its task is cancelled.
+#[wasm_bindgen_test]
+async fn tasks_on_a_guard_of_the_other_stream_are_refused_at_once_and_cancelled() {
+    let ns = fresh("q-stream");
+    let server = Server::new(json!({ "mode": "tasks", "taskId": T1 }));
+    let g = guard(&ns, &server, json!({}));
+    let start = js_sys::Date::now();
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert!(js_sys::Date::now() - start < 2_000.0);
+    assert_eq!(outcome["outcome"], "refused", "{outcome}");
+    assert_eq!(outcome["reason"], "unsupported");
+    assert!(
+        outcome["message"].as_str().unwrap().contains("contract"),
+        "{outcome}"
+    );
+    until(1_000, || {
+        !server.to(&format!("/api/v1/task/{T1}/cancel")).is_empty()
+    })
+    .await;
+    assert_eq!(server.to(&format!("/api/v1/task/{T1}/cancel")).len(), 1);
+    // waitFor on the same body says the same.
+    let body = js(json!({ "task_ids": [T1], "cursor": "2026-12-06T10:00:00" }));
+    let waited = rust(
+        &JsFuture::from(g.wait_for(body, JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(waited["reason"], "unsupported", "{waited}");
+}
+
 /// A signal's stop leaves in the abort's own tick: before the request the app sends next (a new
 /// filter's query), so that a browser's queue of requests per server does not hold it back.
 #[wasm_bindgen_test]

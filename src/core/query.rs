@@ -367,10 +367,20 @@ impl QueryLife {
                     None => (QueryResult::Aborted, Some(QueryReason::Signal)),
                     Some(_) => (QueryResult::Refused, Some(QueryReason::Removed)),
                 };
+                // Refused as it was admitted: its jobs are what the 202 named.
+                if self.job_ids.is_empty() {
+                    self.job_ids.clone_from(&waited.job_ids);
+                }
                 let mut o = self.outcome(result, waited.message.clone());
                 o.reason = reason;
                 o.cancelling.clone_from(&waited.cancelling);
-                self.settle(o)
+                // What nothing here can follow (the guard's other stream) is stopped on the
+                // server, as a stale query's is.
+                let stop = reason == Some(QueryReason::Unsupported) && !self.job_ids.is_empty();
+                match self.settle(o) {
+                    Step::Settle { outcome, .. } => Step::Settle { outcome, stop },
+                    step => step,
+                }
             }
         }
     }
@@ -574,5 +584,28 @@ mod tests {
         );
         let aborted = q.aborted(QueryReason::PageEnd, Some(StopResult::Sent), Vec::new());
         assert_eq!(aborted.reason, Some(QueryReason::PageEnd));
+    }
+
+    #[test]
+    fn a_wait_refused_for_the_other_stream_is_stopped_on_the_server() {
+        let mut q = life();
+        let body = serde_json::json!({"task_ids": ["0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01"], "cursor": "x"});
+        let Step::Wait(_) = q.answered(classify_chart(202, true, Some(&body)), Some(202)) else {
+            panic!("waits");
+        };
+        let refused = WaitOutcome::refused(
+            &["0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01".to_owned()],
+            None,
+            WaitRefusal::Unsupported,
+            "other stream".to_owned(),
+        );
+        match q.waited(&refused, None) {
+            Step::Settle { outcome, stop } => {
+                assert!(stop, "its task is cancelled");
+                assert_eq!(outcome.reason, Some(QueryReason::Unsupported));
+                assert_eq!(outcome.job_ids.len(), 1);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -188,6 +188,29 @@ pub fn admit(check: &CancelCheck, job_id: &str) -> Result<(), Refused> {
     })
 }
 
+/// Whether a guard following `contract`'s stream can hear the job `check` allowed end: a task
+/// is heard on the task contract's stream, a job on the async_event one. Otherwise the wait
+/// would hear nothing until its stale timeout: refused at once (`unsupported`), saying which
+/// option to change.
+pub fn heard_on(check: &CancelCheck, contract: Contract, job_id: &str) -> Result<(), Refused> {
+    let CancelCheck::Allowed(record) = check else {
+        return Ok(());
+    };
+    let task = matches!(record.kind, super::model::RecordKind::Task { .. });
+    let (of, needs) = match (task, contract) {
+        (true, Contract::AsyncEvent) => ("task", "\"task\""),
+        (false, Contract::Task) => ("job", "\"async_event\" (the default)"),
+        _ => return Ok(()),
+    };
+    Err((
+        WaitRefusal::Unsupported,
+        format!(
+            "This guard follows the other stream (its contract option), so it would never hear {of} {} end: make it with contract: {needs}",
+            quote(job_id)
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use super::boundary::plain;
 use super::state::Inner;
 use crate::core::error::GuardError;
 use crate::core::session::Session;
-use crate::core::wait_input::{admit, read_input, refused_by, WaitInput, WaitSettings};
+use crate::core::wait_input::{admit, heard_on, read_input, refused_by, WaitInput, WaitSettings};
 use crate::core::waiters::{can_hear, Hearing, Refused, WaitRefusal};
 
 /// `waitFor`'s options, read.
@@ -138,8 +138,10 @@ pub(super) fn admit_all(
             jobs.push(id);
         }
     }
+    let contract = guard.options.contract;
     for id in &jobs {
-        if let Err(refused) = admit(&guard.store.check_cancel(id), id) {
+        let check = guard.store.check_cancel(id);
+        if let Err(refused) = admit(&check, id).and_then(|()| heard_on(&check, contract, id)) {
             return Err((jobs.clone(), Some(id.clone()), refused));
         }
     }
