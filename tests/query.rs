@@ -21,9 +21,10 @@ use support::*;
 /// answers: `sync` (200 `state.result`), `hang` (until aborted, or `state.release()`), `tasks`
 /// (202 `{task_ids: [T1]}`; then `status_changes` says `state.task`), `job` (202 job metadata;
 /// its event stream says `state.job`), or a status number. `state.noStop` makes the stop
-/// endpoint an HTML 404 (a Superset without it), `state.stopDelayMs` delays its answer to a real
-/// stop, `state.stopHang` never gives one; a stop of a `client_id` no request carried (the
-/// guard's question whether the endpoint is there) is a 200 and counted in `state.probes`.
+/// endpoint an HTML 404 (a Superset without it; `405`: 6.1.0's, whose `OPTIONS` answers an
+/// `Allow` without `POST`), `state.stopDelayMs` delays its answer to a real stop,
+/// `state.stopHang` never gives one; the guard's `OPTIONS` question is counted in
+/// `state.probes`, and a stop of a `client_id` no request carried is a 200.
 /// `state.strict` refuses a body with a field 6.1.0's schema does not know (a 400).
 const SERVER: &str = r#"
 const requests = log;
@@ -44,13 +45,16 @@ return async function fetch(url, init = {}) {
   if (state.tasksOff && pathname.startsWith("/api/v1/task/")) return json({ message: "Not found" }, 404);
   // A role without the Task permissions: 403 from status_changes and from cancel.
   if (state.noTaskRole && pathname.startsWith("/api/v1/task/")) return json({ message: "Forbidden" }, 403);
+  // The guard's question whether the stop endpoint is there: which methods the URL takes.
+  if (pathname === "/api/v1/chart/data/stop" && method === "OPTIONS") {
+    state.probes.push("OPTIONS");
+    if (state.noStop === true) return new Response("<html>Not Found</html>", { status: 404, headers: { "Content-Type": "text/html" } });
+    return new Response(null, { status: 200, headers: { Allow: state.noStop === 405 ? "OPTIONS, HEAD, GET" : "POST, OPTIONS" } });
+  }
   if (pathname === "/api/v1/chart/data/stop" && method === "POST") {
     if (state.noStop) return new Response("<html>no</html>", { status: state.noStop === 405 ? 405 : 404, headers: { "Content-Type": "text/html" } });
     // A client_id no chart-data request carried: nothing to stop (200, as main answers a miss).
-    if (!state.seen.includes(body?.client_id)) {
-      state.probes.push(body?.client_id);
-      return json({ message: "No query to stop" });
-    }
+    if (!state.seen.includes(body?.client_id)) return json({ message: "No query to stop" });
     if (state.stopHang) return new Promise(() => {});
     if (state.stopDelayMs) await new Promise((r) => setTimeout(r, state.stopDelayMs));
     state.stopped.push(body?.client_id);
@@ -401,6 +405,30 @@ async fn tasks_on_a_guard_of_the_other_stream_are_refused_at_once_and_cancelled(
             .unwrap(),
     );
     assert_eq!(waited["reason"], "unsupported", "{waited}");
+}
+
+/// The guard asks the stop URL once, whatever happens to the query that first needed the
+/// answer: queries stopped at once do not make it ask again.
+#[wasm_bindgen_test]
+async fn the_stop_url_is_asked_once_even_when_the_first_queries_are_stopped_at_once() {
+    let ns = fresh("q-once");
+    let server = Server::new(json!({ "mode": "sync", "result": result() }));
+    let g = guard(&ns, &server, json!({}));
+    for _ in 0..3 {
+        let controller = web_sys::AbortController::new().unwrap();
+        let promise = g.query(body(), with_signal(&controller, json!({})));
+        controller.abort();
+        let (outcome, _) = settled(promise).await;
+        assert_eq!(outcome["outcome"], "aborted", "{outcome}");
+        assert_eq!(outcome["stop"], "not_sent", "{outcome}");
+    }
+    let (outcome, _) = settled(query(&g, json!({}))).await;
+    assert_eq!(outcome["outcome"], "done", "{outcome}");
+    assert_eq!(server.list("probes").len(), 1, "{:?}", server.requests());
+    assert!(server
+        .to("/api/v1/chart/data/stop")
+        .iter()
+        .all(|r| r["method"] == "OPTIONS"));
 }
 
 /// A signal's stop leaves in the abort's own tick: before the request the app sends next (a new

@@ -410,6 +410,12 @@ export function createApp({
       return json(200, { result: csrfFor(ctx.sid) });
     }
 
+    // Which methods the stop URL takes, as Flask answers OPTIONS for every route: 6.1.0's only
+    // route there is GET /api/v1/chart/data/<cache_key>.
+    if (pathname === "/api/v1/chart/data/stop" && method === "OPTIONS") {
+      const allow = state.contract === "async_event" ? "OPTIONS, HEAD, GET" : "POST, OPTIONS";
+      return { status: 200, type: "text/html; charset=utf-8", body: "", headers: { allow } };
+    }
     if (pathname === "/api/v1/chart/data/stop" && method === "POST" && state.contract !== "async_event") {
       if (!checkCsrf(req, ctx)) return message(400, "The CSRF token is missing or invalid.");
       const who = subscriber(req, ctx);

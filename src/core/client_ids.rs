@@ -3,15 +3,18 @@
 //! The `client_id` is what `POST /api/v1/chart/data/stop` (PR #44552, on main) stops a
 //! synchronous query by. Every released Superset (6.1.0, 7.0) has no such endpoint and reads the
 //! chart-data body with a schema that refuses a field it does not know (a `400`: the query is
-//! not run). So, once per chart-data URL, before its first query is sent, the guard asks the
-//! stop endpoint to stop a `client_id` nobody has: a `404` or `405` is a server without the
-//! endpoint (a real 6.1.0 answers `405`: its `GET /api/v1/chart/data/<cache_key>` takes the
-//! path), so no query carries one; any other answer, a server with it: every query carries one; the queries that
-//! come meanwhile wait for that answer (one round trip, once). No answer: the queries go
-//! without one, and the next asks again. Where the endpoint is there but a body carrying a
-//! `client_id` is answered `400`, the same body is sent once more without it: answered then,
-//! the server refuses the field and no query carries one again; a `400` then too is the query's
-//! own. A `2xx` to a body carrying one settles that the server takes it.
+//! not run). So, once per chart-data URL, before its first query is sent, the guard asks which
+//! methods the stop URL takes (`OPTIONS`, answered by Flask for every route without a login,
+//! CSRF token or error in the page's console): a `2xx` whose `Allow` lists `POST` is a server
+//! with the endpoint (every query carries a `client_id`); one whose `Allow` does not (6.1.0
+//! answers `GET, HEAD, OPTIONS`: its `GET /api/v1/chart/data/<cache_key>` takes the path), a
+//! `404` or a `405` are servers without it (no query carries one); any other answer counts as
+//! one with it. The queries that come meanwhile wait for that answer (one round trip, once);
+//! the question is the guard's, not a query's: a query stopped meanwhile does not end it. No
+//! answer: the queries go without, and the next asks again. Where the endpoint is there but a
+//! body carrying a `client_id` is answered `400`, the same body is sent once more without it:
+//! answered then, the server refuses the field and no query carries one again; a `400` again
+//! is the query's own. A `2xx` to a body carrying one settles that the server takes it.
 
 use std::collections::BTreeMap;
 
@@ -42,10 +45,19 @@ pub enum Decision {
     Carry,
     /// Without one.
     Without,
-    /// Ask the stop endpoint first (its answer goes to [`ClientIds::probed`]).
+    /// Ask the stop URL first (its answer goes to [`ClientIds::probed`]).
     Probe,
     /// Wait for the stop endpoint's answer to another query's question, then decide again.
     AwaitProbe,
+}
+
+/// The stop URL's answer to the question.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Its status, and its `Allow` header if it has one.
+    Answered { status: u16, allow: Option<String> },
+    /// No answer (a network failure, its timeout).
+    NoAnswer,
 }
 
 /// What to do after a carried `client_id`'s answer.
@@ -80,14 +92,30 @@ impl ClientIds {
         }
     }
 
-    /// The stop endpoint answered `status` to the question (`None`: no answer).
-    pub fn probed(&mut self, url: &str, status: Option<u16>) {
-        let known = match status {
-            Some(404 | 405) => Known::Refused,
-            Some(_) => Known::Likely,
-            None => Known::Unknown,
+    /// The stop URL answered the question: whether it has no stop endpoint.
+    pub fn probed(&mut self, url: &str, probe: &Probe) -> bool {
+        let known = match probe {
+            Probe::Answered {
+                status: 404 | 405, ..
+            } => Known::Refused,
+            Probe::Answered {
+                status: 200..=299,
+                allow: Some(allow),
+            } => {
+                let post = allow
+                    .split(',')
+                    .any(|m| m.trim().eq_ignore_ascii_case("POST"));
+                if post {
+                    Known::Likely
+                } else {
+                    Known::Refused
+                }
+            }
+            Probe::Answered { .. } => Known::Likely,
+            Probe::NoAnswer => Known::Unknown,
         };
         self.set(url, known);
+        known == Known::Refused
     }
 
     /// Whether the question to `url` is still out.
@@ -127,33 +155,59 @@ mod tests {
         assert_eq!(ids.decide(URL), Decision::Probe);
         assert!(ids.probing(URL));
         assert_eq!(ids.decide(URL), Decision::AwaitProbe);
-        // 6.1.0 (a 405) and 7.0: no endpoint, no client_id, ever.
-        ids.probed(URL, Some(405));
+        // 6.1.0: its Allow names no POST; no endpoint, no client_id, ever.
+        assert!(ids.probed(URL, &allow(200, "OPTIONS, HEAD, GET")));
         assert!(!ids.probing(URL));
         assert_eq!(ids.decide(URL), Decision::Without);
         assert_eq!(ids.answered(URL, 400), AfterAnswer::Keep);
         assert_eq!(ids.decide(URL), Decision::Without);
     }
 
+    fn allow(status: u16, allow: &str) -> Probe {
+        Probe::Answered {
+            status,
+            allow: Some(allow.to_owned()),
+        }
+    }
+
+    fn status(status: u16) -> Probe {
+        Probe::Answered {
+            status,
+            allow: None,
+        }
+    }
+
     #[test]
-    fn a_404_is_no_endpoint_too() {
+    fn a_404_or_405_is_no_endpoint_too_and_a_post_in_allow_is_one() {
+        for no in [status(404), status(405), allow(204, "GET")] {
+            let mut ids = ClientIds::default();
+            ids.decide(URL);
+            assert!(ids.probed(URL, &no));
+            assert_eq!(ids.decide(URL), Decision::Without, "{no:?}");
+        }
         let mut ids = ClientIds::default();
         ids.decide(URL);
-        ids.probed(URL, Some(404));
-        assert_eq!(ids.decide(URL), Decision::Without);
+        assert!(!ids.probed(URL, &allow(200, "OPTIONS, post")));
+        assert_eq!(ids.decide(URL), Decision::Carry);
     }
 
     #[test]
     fn any_other_answer_means_the_endpoint_and_a_2xx_settles_it() {
-        for status in [200, 400, 401, 403, 500] {
+        for answer in [
+            status(200),
+            status(400),
+            status(401),
+            status(403),
+            status(500),
+        ] {
             let mut ids = ClientIds::default();
             assert_eq!(ids.decide(URL), Decision::Probe);
-            ids.probed(URL, Some(status));
-            assert_eq!(ids.decide(URL), Decision::Carry, "{status}");
+            ids.probed(URL, &answer);
+            assert_eq!(ids.decide(URL), Decision::Carry, "{answer:?}");
         }
         let mut ids = ClientIds::default();
         ids.decide(URL);
-        ids.probed(URL, Some(200));
+        ids.probed(URL, &status(200));
         assert_eq!(ids.answered(URL, 202), AfterAnswer::Keep);
         // Known to take it: a 400 now is the query's own.
         assert_eq!(ids.answered(URL, 400), AfterAnswer::Keep);
@@ -164,7 +218,7 @@ mod tests {
     fn a_400_for_the_field_alone_stops_it_for_good_and_a_400_for_the_query_does_not() {
         let mut ids = ClientIds::default();
         ids.decide(URL);
-        ids.probed(URL, Some(200));
+        ids.probed(URL, &allow(200, "POST"));
         assert_eq!(ids.answered(URL, 400), AfterAnswer::SendWithout);
         // Without it, a 400 again: the query was bad; nothing learned.
         ids.resent(URL, 400);
@@ -179,10 +233,10 @@ mod tests {
     fn no_answer_lets_the_next_query_ask_and_each_url_is_its_own() {
         let mut ids = ClientIds::default();
         ids.decide(URL);
-        ids.probed(URL, None);
+        ids.probed(URL, &Probe::NoAnswer);
         assert_eq!(ids.decide(URL), Decision::Probe);
         assert_eq!(ids.decide("/other/chart/data"), Decision::Probe);
-        ids.probed("/other/chart/data", Some(200));
+        ids.probed("/other/chart/data", &status(200));
         assert_eq!(ids.decide("/other/chart/data"), Decision::Carry);
         assert_eq!(ids.decide(URL), Decision::AwaitProbe);
     }

@@ -295,6 +295,10 @@ impl Client {
     /// Sends `request` once; its answer before the per-attempt deadline. `None` when the
     /// client was aborted first.
     pub(super) async fn send(&self, request: &Request) -> Option<Result<Answer, Failure>> {
+        // Aborted already: nothing leaves.
+        if self.aborted() {
+            return None;
+        }
         let deadline = DateClock.now_ms() as f64 + self.sender.timeout_ms;
         let global = js_sys::global();
         let Some(fetch) = fetch_of(self.sender.fetch.as_ref()) else {

@@ -43,7 +43,12 @@ pub(super) async fn drive(
         given,
     } = prepared;
     let guards = given.is_none();
-    let Ok(client_id) = client_id_for(inner, id, &settings.url, given).await else {
+    let client_id = match client_id_for(inner, id, &settings.url, given).await {
+        // Stopped before its request left: nothing is sent.
+        Ok(_) if reason_of(inner, id).is_some() => Err(()),
+        other => other,
+    };
+    let Ok(client_id) = client_id else {
         let mut life = QueryLife::new(None);
         return (
             stopped(inner, listeners, id, &mut life).await,

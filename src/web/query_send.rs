@@ -16,8 +16,8 @@ use crate::core::clock::Clock;
 use super::query_state::stop_url_for;
 use super::random::MathRandom;
 use super::state::Inner;
-use crate::core::chart::{classify_stop, make_client_id, stop_body, StopResult};
-use crate::core::client_ids::Decision;
+use crate::core::chart::make_client_id;
+use crate::core::client_ids::{Decision, Probe};
 use crate::core::endpoints::{is_json_type, Limit};
 use crate::core::query::{Phase, QueryReason};
 use crate::core::random::Random;
@@ -47,29 +47,45 @@ pub(super) async fn client_id_for(
             Decision::Carry => return Ok(Some(fresh())),
             Decision::Without => return Ok(None),
             Decision::Probe => {
-                let client = client_of(inner, id, timeout_ms).ok_or(())?;
+                // The guard's question, not this query's: a stop of this query does not end it.
                 let (done, end) = dom::deferred();
-                let request = match inner.try_borrow_mut() {
+                let (request, sender) = match inner.try_borrow_mut() {
                     Ok(mut g) => {
                         g.queries.probes.insert(url.to_owned(), done);
-                        let body = stop_body(&fresh());
-                        Request::new(stop_url_for(url), &g.options.headers, "POST", Some(&body))
+                        let request =
+                            Request::new(stop_url_for(url), &g.options.headers, "OPTIONS", None);
+                        let sender = Sender {
+                            fetch: g.fetch.clone(),
+                            timeout_ms: timeout_ms as f64,
+                        };
+                        (request, sender)
                     }
                     Err(_) => return Err(()),
                 };
-                let status = match client.send(&request).await {
-                    Some(Ok(answer)) => Some(answer.status),
-                    _ => None,
-                };
-                client.release();
-                if let Ok(mut g) = inner.try_borrow_mut() {
-                    g.queries.client_ids.probed(url, status);
-                    g.queries.probes.remove(url);
-                    if status.map(classify_stop) == Some(StopResult::Unsupported) {
-                        g.queries.no_stop.insert(stop_url_for(url));
+                let me = Rc::downgrade(inner);
+                let url = url.to_owned();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let client = Client::new(sender, None, None);
+                    let probe = match client.send(&request).await {
+                        Some(Ok(answer)) => Probe::Answered {
+                            status: answer.status,
+                            allow: answer.header("Allow"),
+                        },
+                        _ => Probe::NoAnswer,
+                    };
+                    client.release();
+                    if let Some(inner) = me.upgrade() {
+                        if let Ok(mut g) = inner.try_borrow_mut() {
+                            if g.queries.client_ids.probed(&url, &probe) {
+                                g.queries.no_stop.insert(stop_url_for(&url));
+                            }
+                            g.queries.probes.remove(&url);
+                        }
                     }
-                }
-                let _ = end.call0(&JsValue::UNDEFINED);
+                    let _ = end.call0(&JsValue::UNDEFINED);
+                });
+                // Then waits for its answer, as any query that comes meanwhile does.
+                continue;
             }
             Decision::AwaitProbe => {
                 let pending = inner

@@ -48,6 +48,10 @@ test("sync: a chart query answers its rows after it ran; the stop endpoint stops
   assert.equal(stopped.data.errors[0].error_type, "QUERY_CANCELLED");
   assert.equal(app.running().sync, 0);
   assert.equal((await alice.request("POST", "/api/v1/chart/data/stop", {})).status, 400);
+  // Which methods the stop URL takes: POST here (main's), not on 6.1.0's async_event mode.
+  const options = await fetch(new URL("/api/v1/chart/data/stop", url), { method: "OPTIONS" });
+  assert.equal(options.status, 200);
+  assert.match(options.headers.get("allow"), /\bPOST\b/);
   // The task framework is off here: its routes answer a JSON 404.
   const off = await alice.request("GET", "/api/v1/task/status_changes");
   assert.equal(off.status, 404);
@@ -89,6 +93,12 @@ test("async_event: a job's result_url answers its rows; 6.1.0 has no stop endpoi
   assert.equal(rows.status, 200);
   assert.deepEqual(rows.data, resultFor({ chart: "c", filter: "apac" }));
   assert.equal((await alice.request("POST", "/api/v1/chart/data/stop", { client_id: "x" })).status, 404);
+  // As 6.1.0 answers it: the URL takes GET (its cache-key route), not POST.
+  const options = await fetch(new URL("/api/v1/chart/data/stop", url), { method: "OPTIONS" });
+  assert.equal(options.status, 200);
+  assert.doesNotMatch(options.headers.get("allow"), /\bPOST\b/);
+  // A body with a client_id is a 400 there (6.1.0's schema), the query not run.
+  assert.equal((await alice.request("POST", "/api/v1/chart/data", { chart: "c", client_id: "x" })).status, 400);
 });
 
 test("task: once the task succeeded, the same request is a cache hit with its rows", async (t) => {

@@ -260,7 +260,7 @@ function startProxy() {
       { host: "127.0.0.1", port: ports.superset, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
         if (new URL(req.url, "http://x").pathname === "/api/v1/chart/data/stop") {
-          stopRequests.push({ status: answer.statusCode, type: answer.headers["content-type"] });
+          stopRequests.push({ method: req.method, status: answer.statusCode, allow: answer.headers.allow ?? null });
         }
         if (/\/cancel$/.test(new URL(req.url, "http://x").pathname)) {
           cancelRequests.push({
@@ -566,7 +566,7 @@ test("cancel: 6.1.0 has no endpoint; its HTML 404 is `unsupported`, sent once, a
   await context.close();
 });
 
-test("query() on 6.1.0: the chart's job waited for and its result_url read (the rows); again from Superset's cache (a 200); no client_id: 6.1.0 has no stop endpoint (asked once: a 405) and its schema refuses the field (a 400)", { skip }, async () => {
+test("query() on 6.1.0: the chart's job waited for and its result_url read (the rows); again from Superset's cache (a 200); no client_id: 6.1.0 has no stop endpoint (asked once, OPTIONS: no POST in its Allow) and its schema refuses the field (a 400)", { skip }, async () => {
   const context = await browser.newContext();
   await signIn(context, "alice");
   const page = await openFlow(context);
@@ -583,11 +583,14 @@ test("query() on 6.1.0: the chart's job waited for and its result_url read (the 
   assert.equal(first.outcome.jobIds.length, 1, "a job");
   const rows = first.rows.map((r) => [r.label, r.count]).sort();
   assert.deepEqual(rows, [["l0", 200], ["l1", 200], ["l2", 200], ["l3", 200], ["l4", 200]]);
-  assert.equal(first.requested[0], "POST /api/v1/chart/data/stop", "asked first whether the stop endpoint is there");
+  assert.equal(first.requested[0], "OPTIONS /api/v1/chart/data/stop", "asked first which methods the stop URL takes");
   assert.ok(first.requested.includes("POST /api/v1/chart/data"));
   assert.ok(first.requested.some((r) => /^GET \/api\/v1\/chart\/data\/qc-/.test(r)), JSON.stringify(first.requested));
-  // 6.1.0's answer: 405, its GET /api/v1/chart/data/<cache_key> taking the path.
-  assert.deepEqual(stopRequests.slice(stopsBefore).map((r) => r.status), [405]);
+  // 6.1.0's answer: its GET /api/v1/chart/data/<cache_key> takes the path; no POST.
+  const asked = stopRequests.slice(stopsBefore);
+  assert.deepEqual(asked.map((r) => [r.method, r.status]), [["OPTIONS", 200]], JSON.stringify(asked));
+  assert.doesNotMatch(asked[0].allow, /\bPOST\b/);
+  console.log(`# superset: OPTIONS /api/v1/chart/data/stop: ${asked[0].status}, Allow: ${asked[0].allow}`);
 
   // Not forced: Superset answers from its cache, synchronously.
   const again = await page.evaluate(() => window.flow.query({ force: false }));
@@ -675,7 +678,7 @@ test("logout clears the records and Superset's last event id; a user switch purg
 });
 
 // Last: it restarts Superset without GLOBAL_ASYNC_QUERIES (its default).
-test("query() on 6.1.0 with GLOBAL_ASYNC_QUERIES off (Superset's default): a synchronous 200, the rows; an abort as the request leaves ends `aborted` with the stop `unsupported`, and one stop request per server (the guard's question, answered 405)", { skip }, async () => {
+test("query() on 6.1.0 with GLOBAL_ASYNC_QUERIES off (Superset's default): a synchronous 200, the rows; an abort as the request leaves ends `aborted` with the stop `unsupported`, and one request to the stop URL per server (the guard's OPTIONS question)", { skip }, async () => {
   await restartSuperset({ GUARD_GAQ: "0" });
   const context = await browser.newContext();
   await signIn(context, "alice");
@@ -687,7 +690,7 @@ test("query() on 6.1.0 with GLOBAL_ASYNC_QUERIES off (Superset's default): a syn
   assert.equal(done.outcome.httpStatus, 200);
   assert.deepEqual(done.outcome.jobIds, [], "no job: synchronous");
   assert.deepEqual(done.rows.map((r) => [r.label, r.count]).sort(), [["l0", 200], ["l1", 200], ["l2", 200], ["l3", 200], ["l4", 200]]);
-  assert.deepEqual(done.requested, ["POST /api/v1/chart/data/stop", "POST /api/v1/chart/data"]);
+  assert.deepEqual(done.requested, ["OPTIONS /api/v1/chart/data/stop", "POST /api/v1/chart/data"]);
 
   const aborted = await page.evaluate(() => window.flow.query({ abortWhenSent: true }));
   assert.equal(aborted.outcome.outcome, "aborted", JSON.stringify(aborted));
@@ -695,6 +698,6 @@ test("query() on 6.1.0 with GLOBAL_ASYNC_QUERIES off (Superset's default): a syn
   assert.equal(aborted.outcome.stop, "unsupported");
   assert.equal(aborted.outcome.clientId, null);
   assert.deepEqual(aborted.requested, ["POST /api/v1/chart/data"], "no stop asked again");
-  assert.deepEqual(stopRequests.slice(stopsBefore).map((r) => r.status), [405], "one stop request for this server");
+  assert.deepEqual(stopRequests.slice(stopsBefore).map((r) => [r.method, r.status]), [["OPTIONS", 200]], "one question to this server's stop URL");
   await context.close();
 });
