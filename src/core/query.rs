@@ -141,6 +141,43 @@ impl QueryOutcome {
         }
     }
 
+    /// For a stopped query (`aborted`, or `stale` and stopped on the server), the message in
+    /// the words of what stopped it and what the server was told, so that it never says other
+    /// than its fields: its `reason`, its `stop`, its `cancelling`.
+    pub fn explain_stop(&mut self) {
+        let stopped_by = match (self.outcome, self.reason) {
+            (QueryResult::Aborted, Some(QueryReason::Logout)) => "Stopped: the session ended",
+            (QueryResult::Aborted, Some(QueryReason::UserChanged)) => {
+                "Stopped: another user signed in"
+            }
+            (QueryResult::Aborted, Some(QueryReason::PageEnd)) => "Stopped: the page went away",
+            (QueryResult::Aborted, _) => "Stopped: the query was aborted",
+            (QueryResult::Stale, _) => "No answer and no progress for the stale timeout",
+            _ => return,
+        };
+        let told = match self.stop {
+            Some(StopResult::Stopped) => "; the server stopped its query",
+            Some(StopResult::NotRunning) => "; nothing of it was still running on the server",
+            Some(StopResult::Unsupported) => {
+                "; this server cannot stop it (no stop endpoint, or it carried no client_id), so it runs to its end there"
+            }
+            Some(StopResult::Refused) => "; the server refused to stop it",
+            Some(StopResult::Failed) => "; its stop got no answer",
+            Some(StopResult::Sent) => "; the server was told to stop it",
+            Some(StopResult::Cancelling) if !self.cancelling.is_empty() => {
+                "; its jobs' cancel was sent (guard.cancel(id) gives each outcome)"
+            }
+            Some(StopResult::Cancelling | StopResult::NotSent) | None => {
+                if self.reason == Some(QueryReason::UserChanged) {
+                    "; nothing was sent for it as the new user"
+                } else {
+                    "; nothing was sent (nothing of it ran on the server, or another waiter still awaits its jobs)"
+                }
+            }
+        };
+        self.message = [stopped_by, told].concat();
+    }
+
     /// Refused before or while it ran.
     pub fn refused(
         client_id: Option<&str>,
@@ -607,5 +644,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_stopped_querys_message_says_what_its_fields_say() {
+        let mut o = life().aborted(
+            QueryReason::Logout,
+            Some(StopResult::Cancelling),
+            vec!["j".into()],
+        );
+        o.explain_stop();
+        assert!(
+            o.message.contains("session ended") && o.message.contains("cancel was sent"),
+            "{}",
+            o.message
+        );
+        let mut o = life().aborted(QueryReason::Signal, Some(StopResult::NotSent), Vec::new());
+        o.explain_stop();
+        assert!(o.message.contains("nothing was sent"), "{}", o.message);
+        let mut o = life().aborted(
+            QueryReason::UserChanged,
+            Some(StopResult::NotSent),
+            Vec::new(),
+        );
+        o.explain_stop();
+        assert!(o.message.contains("as the new user"), "{}", o.message);
+        let mut o = QueryOutcome::new(QueryResult::Stale, None, "x");
+        o.stop = Some(StopResult::Cancelling);
+        o.cancelling = vec!["j".into()];
+        o.explain_stop();
+        assert!(o.message.contains("cancel was sent"), "{}", o.message);
+        let mut done = QueryOutcome::new(QueryResult::Done, None, "The query is done");
+        done.explain_stop();
+        assert_eq!(done.message, "The query is done");
     }
 }

@@ -121,11 +121,12 @@ pub fn start(
     let id = prepared.id;
     if signal.as_ref().is_some_and(dom::is_aborted) {
         end(inner, id);
-        let outcome = QueryLife::new(None).aborted(
+        let mut outcome = QueryLife::new(None).aborted(
             QueryReason::Signal,
             Some(StopResult::NotSent),
             Vec::new(),
         );
+        outcome.explain_stop();
         return settled(&outcome, &JsValue::NULL);
     }
     // The page's end stops it too.
@@ -143,7 +144,8 @@ pub fn start(
     let inner = Rc::clone(inner);
     let listeners = Rc::downgrade(listeners);
     future_to_promise(async move {
-        let (outcome, result) = drive(&inner, &listeners, prepared, settings).await;
+        let (mut outcome, result) = drive(&inner, &listeners, prepared, settings).await;
+        outcome.explain_stop();
         if let Some((signal, listener)) = on_abort {
             let _ = signal
                 .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
