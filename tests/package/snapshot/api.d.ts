@@ -749,10 +749,11 @@ export class JobGuard {
      */
     login(session: SessionInput): PurgeResult;
     /**
-     * Stops the session's queries on the server (with `keepalive`; `stopped` settles when
-     * they are answered, so the app can await it before its own sign-out), then removes every key of the namespace and Superset's `last_async_event_id`, and
-     * ends every cancel in flight as `aborted`. A logout with nothing to remove (no session,
-     * no records) announces nothing.
+     * Stops the session's queries on the server, in every tab (with `keepalive`; `stopped`
+     * settles when they are answered, so the app can await it before its own sign-out), then
+     * removes every key of the namespace and Superset's `last_async_event_id`, and ends every
+     * cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
+     * announces nothing.
      */
     logout(): LogoutResult;
     /**
@@ -927,6 +928,9 @@ import type {
   GuardOptions,
   JobGuard,
   JobRecord,
+  QueryBody,
+  QueryOptions,
+  QueryOutcome,
   SessionInfo,
   WaitInput,
   WaitOutcome,
@@ -1028,3 +1032,25 @@ export interface WaitState {
  * the provider has its guard, the wait starts when it comes.
  */
 export function useWaitFor(input: WaitInput | null | undefined, options?: UseWaitForOptions): WaitState;
+
+/** What `useChartData` passes on to `guard.query` (its `signal` is the hook's own). Read when a query starts; `url` is part of what is compared. */
+export type UseChartDataOptions = Omit<QueryOptions, "signal">;
+
+export interface ChartDataState {
+  /** The current body's outcome; `null` until it settles, and for a new body. */
+  outcome: QueryOutcome | null;
+  /** The server's chart-data JSON once `outcome.outcome` is `"done"`, else `null`. */
+  result: unknown;
+  /** There is a body and no outcome yet (also while nobody is signed in, while the provider has no guard, and on a server). */
+  pending: boolean;
+}
+
+/**
+ * A chart's data with `guard.query`: `body` is what the app would POST to `/api/v1/chart/data`;
+ * `null`/`undefined` runs nothing. It runs for the signed-in user: not while nobody is (pending
+ * until a sign-in), again when another user or guest signs in. A new body (compared by its
+ * JSON, with `url`) supersedes the last, whose query is stopped on the server; unmounting
+ * stops it too (after a microtask, so StrictMode's unmount and mount again keep it). Nothing of
+ * a superseded body or of an ended session is ever shown.
+ */
+export function useChartData(body: QueryBody | null | undefined, options?: UseChartDataOptions): ChartDataState;
