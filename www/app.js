@@ -261,7 +261,8 @@ async function runQuery(filter) {
 async function runChart(name, fail) {
   // A broken query fails fast, as SQL errors do; the others run until done or cancelled.
   // Under the task contract one chart is one shared task: two users asking for it share it.
-  const body = { chart: name, tab_id: tabId, ...(fail ? { fail: true, durationMs: 1500 } : {}) };
+  // `force`, as Superset's "Force refresh": each click starts a job, never the warm cache.
+  const body = { chart: name, tab_id: tabId, force: true, ...(fail ? { fail: true, durationMs: 1500 } : {}) };
   const { status, data } = await call("POST", "/api/v1/chart/data", body);
   if (status !== 202) return log(data.message ?? `Query failed (HTTP ${status})`, "refused");
   let ids;

@@ -29,7 +29,8 @@
 // - POST /api/v1/chart/data {chart, tab_id?} -> 202 {task_ids: [uuid], cursor, tab_id?}: one
 //   shared task per chart (its cache key), which every user who asks for it subscribes to, each
 //   of their tabs (tab_id) separately; once that task succeeded, the same request is a cache
-//   hit for `cacheMs` (default 60 s): 200 with its rows, as Superset's frontend reads it.
+//   hit for `cacheMs` (default 60 s): 200 with its rows, as Superset's frontend reads it (unless
+//   the body says `force: true`, as Superset's query context does).
 // - GET /api/v1/task/status_changes?cursor=<iso> -> {statuses: {uuid: {status, progress}},
 //   cursor}, the caller's tasks changed at or after the cursor, cursors floored to seconds.
 // - GET /api/v1/task/<uuid>/status -> {status}; 404 for a task the caller does not subscribe to.
@@ -275,7 +276,8 @@ export function createApp({
       const body = await readJson(req);
       const tab = typeof body.tab_id === "string" && TAB_ID.test(body.tab_id) ? body.tab_id : null;
       const key = `chart:${String(body.chart ?? "default")}:${String(body.filter ?? "all")}:${body.fail ? "fail" : "ok"}`;
-      const cached = [...state.tasks.values()].find(
+      // `force: true` skips the cache, as Superset's query context's `force` does.
+      const cached = body.force !== true && [...state.tasks.values()].find(
         (t) => t.key === key && t.status === "success" && Date.now() - t.changedOn <= cacheMs,
       );
       if (cached) return json(200, resultFor(body));
