@@ -13,8 +13,10 @@
 //! the question is the guard's, not a query's: a query stopped meanwhile does not end it. No
 //! answer: the queries go without, and the next asks again. Where the endpoint is there but a
 //! body carrying a `client_id` is answered `400`, the same body is sent once more without it:
-//! answered then, the server refuses the field and no query carries one again; a `400` again
-//! is the query's own. A `2xx` to a body carrying one settles that the server takes it.
+//! answered then, perhaps the server refuses the field, and the next query tells (a `400` of
+//! one moment, a CSRF token not there yet, does not end the stops for the page): refused twice
+//! so, no query carries one again; a `400` again without it is the query's own. A `2xx` to a
+//! body carrying one settles that the server takes it.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +30,10 @@ enum Known {
     Probing,
     /// The stop endpoint is there: queries carry a `client_id`.
     Likely,
+    /// A body carrying one was refused once where the same body without it was answered: the
+    /// next query carries one again, to tell a refused field from a 400 of that moment's (a
+    /// CSRF token not there yet); refused twice, it is the field.
+    Doubted,
     /// A body carrying one was answered: queries carry one.
     Taken,
     /// No stop endpoint, or the field refused: no query carries one.
@@ -87,7 +93,7 @@ impl ClientIds {
                 Decision::Probe
             }
             Known::Probing => Decision::AwaitProbe,
-            Known::Likely | Known::Taken => Decision::Carry,
+            Known::Likely | Known::Doubted | Known::Taken => Decision::Carry,
             Known::Refused => Decision::Without,
         }
     }
@@ -126,19 +132,24 @@ impl ClientIds {
     /// The server answered `status` to a body of `url` carrying a `client_id`.
     pub fn answered(&mut self, url: &str, status: u16) -> AfterAnswer {
         match (self.known(url), status) {
-            (Known::Likely, 200..=299) => {
+            (Known::Likely | Known::Doubted, 200..=299) => {
                 self.set(url, Known::Taken);
                 AfterAnswer::Keep
             }
-            (Known::Likely, 400) => AfterAnswer::SendWithout,
+            (Known::Likely | Known::Doubted, 400) => AfterAnswer::SendWithout,
             _ => AfterAnswer::Keep,
         }
     }
 
     /// The same body, without its `client_id`, was answered `status`.
     pub fn resent(&mut self, url: &str, status: u16) {
-        if self.known(url) == Known::Likely && status != 400 {
-            self.set(url, Known::Refused);
+        if status == 400 {
+            return;
+        }
+        match self.known(url) {
+            Known::Likely => self.set(url, Known::Doubted),
+            Known::Doubted => self.set(url, Known::Refused),
+            _ => {}
         }
     }
 }
@@ -224,9 +235,29 @@ mod tests {
         ids.resent(URL, 400);
         assert_eq!(ids.decide(URL), Decision::Carry);
         assert_eq!(ids.answered(URL, 400), AfterAnswer::SendWithout);
-        // Without it, answered: the field was what the server refused.
+        // Without it, answered: perhaps the field; the next query tells.
+        ids.resent(URL, 200);
+        assert_eq!(ids.decide(URL), Decision::Carry);
+        assert_eq!(ids.answered(URL, 400), AfterAnswer::SendWithout);
+        // Refused again with it and answered without: the field was what the server refused.
         ids.resent(URL, 200);
         assert_eq!(ids.decide(URL), Decision::Without);
+    }
+
+    #[test]
+    fn a_400_of_one_moment_does_not_stop_the_client_id_for_the_page() {
+        // A helper's finding: a first query before the app had its CSRF token was answered
+        // 400, and the same body without the client_id, sent once the token had come, 200.
+        let mut ids = ClientIds::default();
+        ids.decide(URL);
+        ids.probed(URL, &allow(200, "POST, OPTIONS"));
+        assert_eq!(ids.answered(URL, 400), AfterAnswer::SendWithout);
+        ids.resent(URL, 200);
+        // The next query carries it, is answered, and settles that the server takes it.
+        assert_eq!(ids.decide(URL), Decision::Carry);
+        assert_eq!(ids.answered(URL, 200), AfterAnswer::Keep);
+        assert_eq!(ids.answered(URL, 400), AfterAnswer::Keep);
+        assert_eq!(ids.decide(URL), Decision::Carry);
     }
 
     #[test]

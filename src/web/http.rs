@@ -177,6 +177,15 @@ fn answer_of(response: JsValue, deadline: f64) -> Option<Answer> {
     })
 }
 
+/// `controller.abort` bound to the controller: a listener with no Rust behind it.
+fn bound_abort(controller: &AbortController) -> Option<Function> {
+    Reflect::get(controller, &JsValue::from_str("abort"))
+        .ok()?
+        .dyn_into::<Function>()
+        .ok()
+        .map(|f| f.bind0(controller))
+}
+
 /// A client for one cancel, or one poll of `follow`, with its abort wiring.
 pub(super) struct Client {
     sender: Sender,
@@ -190,6 +199,10 @@ pub(super) struct Client {
     abandoned: RefCell<Option<JsValue>>,
     /// Whether an abort leaves the request in flight for the caller to take ([`Client::keeping`]).
     keeps: bool,
+    /// A signal that ends the request in flight at once, kept or not ([`Client::ended_by`]), and
+    /// the attempt's bound `abort` it calls.
+    end: Option<AbortSignal>,
+    end_listener: RefCell<Option<Function>>,
 }
 
 impl Client {
@@ -201,14 +214,7 @@ impl Client {
     ) -> Self {
         let sources: Vec<AbortSignal> = app.into_iter().chain(logout).collect();
         let controller = AbortController::new().ok();
-        // `controller.abort` bound to the controller: a listener with no Rust behind it.
-        let abort = controller.as_ref().and_then(|c| {
-            Reflect::get(c, &JsValue::from_str("abort"))
-                .ok()?
-                .dyn_into::<Function>()
-                .ok()
-                .map(|f| f.bind0(c))
-        });
+        let abort = controller.as_ref().and_then(bound_abort);
         if let Some(abort) = &abort {
             for source in &sources {
                 let _ = source.add_event_listener_with_callback("abort", abort);
@@ -222,7 +228,15 @@ impl Client {
             attempt: RefCell::new(None),
             abandoned: RefCell::new(None),
             keeps: false,
+            end: None,
+            end_listener: RefCell::new(None),
         }
+    }
+
+    /// This client, whose request in flight `end` aborts at once, kept or not.
+    pub(super) fn ended_by(mut self, end: Option<AbortSignal>) -> Self {
+        self.end = end;
+        self
     }
 
     /// This client, with an abort that stops its waiting but leaves its request in flight: the
@@ -268,6 +282,16 @@ impl Client {
             if let Some(signal) = dom::signal_of(&controller) {
                 let _ = Reflect::set(&init, &JsValue::from_str("signal"), &signal);
             }
+            if let Some(end) = &self.end {
+                if dom::is_aborted(end) {
+                    dom::abort(&controller);
+                } else if let Some(abort) = bound_abort(&controller) {
+                    let _ = end.add_event_listener_with_callback("abort", &abort);
+                    if let Ok(mut listener) = self.end_listener.try_borrow_mut() {
+                        *listener = Some(abort);
+                    }
+                }
+            }
             if let Ok(mut attempt) = self.attempt.try_borrow_mut() {
                 *attempt = Some(controller);
             }
@@ -277,6 +301,14 @@ impl Client {
 
     /// Aborts the attempt's request, if one is open: its `fetch`, or the body still coming.
     fn end_attempt(&self) {
+        let listener = self
+            .end_listener
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut l| l.take());
+        if let (Some(end), Some(listener)) = (&self.end, listener) {
+            let _ = end.remove_event_listener_with_callback("abort", &listener);
+        }
         let open = self
             .attempt
             .try_borrow_mut()

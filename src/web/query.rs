@@ -194,21 +194,24 @@ fn prepare(
         Some(Value::String(given)) if is_client_id(&given) => Some(given),
         _ => None,
     };
-    let controller = AbortController::new().map_err(|_| {
-        QueryOutcome::refused(None, QueryReason::InvalidInput, "no AbortController here")
-    })?;
+    let no_controller =
+        |_| QueryOutcome::refused(None, QueryReason::InvalidInput, "no AbortController here");
+    let controller = AbortController::new().map_err(no_controller)?;
+    let request_end = AbortController::new().map_err(no_controller)?;
     let queries = &mut guard.queries;
     queries.next = queries.next.wrapping_add(1);
     let id = queries.next;
     queries.running.push(RunningQuery {
         id,
         controller,
+        request_end,
         phase: Phase::Sending,
         client_id: None,
         sent: false,
         stop_pending: None,
         late_done: None,
         stop_url: stop_url_for(&settings.url),
+        url: settings.url.clone(),
         owner,
         jobs: Vec::new(),
         tab_id,
@@ -270,14 +273,26 @@ pub(super) fn abort(inner: &Rc<RefCell<Inner>>, id: u32, reason: QueryReason) {
                 if taken {
                     q.stop.get_or_insert(StopResult::Sent);
                 }
-                q.controller.clone()
+                // Its request is stopped on the server, here or by the tab that signed out.
+                let stopped = stop.is_some()
+                    || (taken && matches!(q.phase, Phase::Sending | Phase::Refetching));
+                (q.controller.clone(), stopped.then(|| q.request_end.clone()))
+            });
+            let controller = controller.map(|(c, end)| {
+                let end = end.filter(|_| g.queries.ends_at_stop(id));
+                (c, end)
             });
             (controller, stop)
         }
         Err(_) => (None, None),
     };
-    // The stop leaves in this tick, before the abort frees the request's connection and before
-    // whatever the app sends next (a new filter's queries), so it is not queued behind them.
+    // A request the stop is sent for is ended first (its answer would be the stop's 400), then
+    // the stop leaves in this tick, before whatever the app sends next (a new filter's
+    // queries) takes the connection the request freed.
+    if let Some((_, Some(request_end))) = &controller {
+        dom::abort(request_end);
+    }
+    let controller = controller.map(|(controller, _)| controller);
     if let Some((request, fetch)) = stop {
         let pending = http::fetch_now(&request, fetch.as_ref());
         if let (Some(pending), Ok(mut g)) = (pending, inner.try_borrow_mut()) {

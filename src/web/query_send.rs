@@ -128,19 +128,25 @@ pub(super) enum Sent {
 }
 
 /// The query's client: the guard's `fetch`, `timeout_ms`, and its controller's signal and the
-/// guard's logout signal as what aborts it.
+/// guard's logout signal as what aborts it; its `request_end` ends its request at once.
 pub(super) fn client_of(inner: &Rc<RefCell<Inner>>, id: u32, timeout_ms: u64) -> Option<Client> {
     let mut guard = inner.try_borrow_mut().ok()?;
-    let signal = guard
+    let (signal, end) = guard
         .queries
         .get(id)
-        .and_then(|q| dom::signal_of(&q.controller));
+        .map(|q| {
+            (
+                dom::signal_of(&q.controller),
+                dom::signal_of(&q.request_end),
+            )
+        })
+        .unwrap_or((None, None));
     let logout = guard.logout_signal();
     let sender = Sender {
         fetch: guard.fetch.clone(),
         timeout_ms: timeout_ms as f64,
     };
-    Some(Client::new(sender, signal, logout))
+    Some(Client::new(sender, signal, logout).ended_by(end))
 }
 
 /// Sends `method` `url` (with `body`) as query `id`: its answer, the body read when it is JSON

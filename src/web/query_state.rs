@@ -20,6 +20,13 @@ pub(super) struct RunningQuery {
     /// Aborting it ends what the query waits for now: its request, its waiter (whose abort
     /// cancels what no other waiter awaits), its result's read.
     pub(super) controller: AbortController,
+    /// Aborting it ends its chart-data request at once, its answer unread: a request to a URL
+    /// known to answer synchronously, stopped by the stop endpoint, whose answer is that stop's
+    /// `400` (left in flight, it would reach the browser's console). Elsewhere a stopped
+    /// request stays in flight for a late `202`, whose jobs are then cancelled.
+    pub(super) request_end: AbortController,
+    /// Its chart-data URL.
+    pub(super) url: String,
     /// Where it is (its driver keeps it current).
     pub(super) phase: Phase,
     /// The `client_id` its request carries now (none on a server that refuses the field).
@@ -58,6 +65,9 @@ pub struct Queries {
     pub(super) next: u32,
     /// The stop URLs a server answered `404` (it has no stop endpoint): not asked again.
     pub(super) no_stop: BTreeSet<String>,
+    /// The chart-data URLs that answered a query's first request with its rows: their
+    /// servers run queries synchronously.
+    pub(super) synchronous: BTreeSet<String>,
     /// Whether each chart-data URL's server takes a `client_id`, and the end of each question
     /// to a stop endpoint still out (what the queries that come meanwhile wait for).
     pub(super) client_ids: ClientIds,
@@ -67,6 +77,15 @@ pub struct Queries {
 impl Queries {
     pub(super) fn get(&mut self, id: u32) -> Option<&mut RunningQuery> {
         self.running.iter_mut().find(|q| q.id == id)
+    }
+
+    /// Whether query `id`'s request, stopped on the server, is ended at once: its URL answers
+    /// synchronously, so the stop's `400` is all it would still answer.
+    pub(super) fn ends_at_stop(&self, id: u32) -> bool {
+        self.running
+            .iter()
+            .find(|q| q.id == id)
+            .is_some_and(|q| self.synchronous.contains(&q.url))
     }
 
     /// The ids of the queries' own waiters.

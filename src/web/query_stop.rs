@@ -284,7 +284,14 @@ pub(super) async fn stopped(
         (None, _) if !plan_request => None,
         (None, QueryReason::UserChanged) => Some(StopResult::NotSent),
         (None, QueryReason::Logout) if stopped_elsewhere(inner, id) == Some(true) => {
-            // The tab that signed out stopped it, before the session ended.
+            // The tab that signed out stopped it, before the session ended: its answer, that
+            // stop's 400, is not waited for.
+            if let Ok(mut g) = inner.try_borrow_mut() {
+                let ends = g.queries.ends_at_stop(id);
+                if let Some(q) = g.queries.get(id).filter(|_| ends) {
+                    dom::abort(&q.request_end);
+                }
+            }
             Some(StopResult::Sent)
         }
         (None, QueryReason::Logout | QueryReason::PageEnd) => Some(keepalive_stop(inner, id)),
@@ -387,6 +394,7 @@ fn keepalive_stop(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
 pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::View]) -> Stops {
     let mut requests = Vec::new();
     let mut controllers = Vec::new();
+    let mut ends = Vec::new();
     let mut watching = Vec::new();
     let ids: Vec<u32> = guard
         .queries
@@ -436,6 +444,10 @@ pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::V
                 match stop_request(guard, id) {
                     Ok(request) => {
                         requests.push(request);
+                        let at_once = guard.queries.ends_at_stop(id);
+                        if let Some(q) = guard.queries.get(id).filter(|_| at_once) {
+                            ends.push(q.request_end.clone());
+                        }
                         StopResult::Sent
                     }
                     Err(result) => result,
@@ -488,6 +500,7 @@ pub(super) fn stop_all(guard: &mut Inner, reason: QueryReason, others: &[page::V
     Stops {
         requests,
         controllers,
+        ends,
         watching,
     }
 }
@@ -535,6 +548,9 @@ fn stops_of_other_tabs(
 pub(super) struct Stops {
     requests: Vec<(Request, Option<Function>)>,
     controllers: Vec<AbortController>,
+    /// The synchronous requests the stops are sent for, ended first (their answer would be the
+    /// stop's 400).
+    ends: Vec<AbortController>,
     watching: Vec<js_sys::Promise>,
 }
 
@@ -543,6 +559,7 @@ impl Stops {
     pub(super) fn merge(&mut self, other: Stops) {
         self.requests.extend(other.requests);
         self.controllers.extend(other.controllers);
+        self.ends.extend(other.ends);
         self.watching.extend(other.watching);
     }
 }
@@ -553,8 +570,12 @@ pub(super) fn send_stops(stops: Stops) -> js_sys::Promise {
     let Stops {
         requests,
         controllers,
+        ends,
         watching,
     } = stops;
+    for end in ends {
+        dom::abort(&end);
+    }
     let all = js_sys::Array::new();
     all.push(&http::send_keepalive(requests));
     for controller in controllers {
