@@ -64,9 +64,10 @@ const own = (base, prefix) => new URL(`${prefix}/superset-job-guard/pkg/superset
 // Once per page (a failed load may be tried again). Without an argument: the .wasm beside the
 // glue (a bundler's asset), the package's folder in the node_modules/ this file came from
 // (Vite's dev server pre-bundles the package into its cacheDir without it: Vite's issue
-// #8427), the page's /node_modules/; in Node, the file. Only a 2xx is compiled: one served as
-// application/wasm as it downloads, any other only if it starts with "\0asm". None is
-// wasm_not_found; a CSP that forbids WebAssembly, wasm_blocked.
+// #8427), the page's /node_modules/, pkg/ under the page's base (Angular's assets step); in
+// Node, the file. Only a 2xx is compiled: one served as application/wasm as it downloads, any
+// other only if it starts with "\0asm". None is wasm_not_found; a CSP that forbids
+// WebAssembly, wasm_blocked.
 export default function init(input) {
   loaded ??= start(input).then(
     (exports) => {
@@ -102,6 +103,14 @@ function places() {
   // Served from a tool's folder in node_modules (Vite's node_modules/.vite/…): its package's
   // folder first. (pnpm's node_modules/.pnpm/… ends in a node_modules/superset-job-guard/.)
   const list = at >= 0 && here.pathname.startsWith("/node_modules/.", at) ? [folder, beside, page] : [beside, folder, page];
+  // pkg/ under the page's base, where the README's Angular step copies it: first under
+  // Angular's dev server (which rewrites `beside` to its .angular/ folder, where no .wasm is),
+  // else last (a build under a sub-path, <base href="/app/">, where `beside` leaves the base).
+  if (typeof document !== "undefined" && document.baseURI) {
+    const base = new URL("pkg/superset_job_guard_bg.wasm", document.baseURI);
+    if (beside.pathname.includes("/.angular/")) list.unshift(base);
+    else list.push(base);
+  }
   const seen = new Set();
   return list.filter((u) => u && !seen.has(u.href) && seen.add(u.href));
 }
@@ -143,7 +152,9 @@ async function find(sources) {
     "wasm_not_found",
     `superset-job-guard could not load its WebAssembly module; fetched: ${tried.join("; ") || "nothing"}. ` +
       "Serve node_modules/superset-job-guard/pkg/superset_job_guard_bg.wasm (as application/wasm) " +
-      "and pass its URL: await init({ module_or_path: url })",
+      "and pass its URL: await init({ module_or_path: url }). Angular's ng build copies no .wasm: add " +
+      '{ "glob": "superset_job_guard_bg.wasm", "input": "node_modules/superset-job-guard/pkg", "output": "pkg" } ' +
+      "to angular.json's assets (README, Angular)",
   );
 }
 

@@ -1,6 +1,6 @@
 // The package's TypeScript API as a committed snapshot (tsify's habit): the declarations the
 // build writes (pkg/superset_job_guard.d.ts, from the Rust types) and the entries' own
-// (js/index.d.ts, js/react.d.ts). A change to any of them fails here until the snapshot is
+// (js/index.d.ts, js/react.d.ts, and the bindings' js/stores.d.ts, js/vue.d.ts, js/svelte.d.ts, js/angular.d.ts). A change to any of them fails here until the snapshot is
 // written again (`UPDATE_API_SNAPSHOT=1 node --test tests/package/api-snapshot.test.mjs`), so
 // an API change shows in the diff.
 import { test } from "node:test";
@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const FILES = ["pkg/superset_job_guard.d.ts", "js/index.d.ts", "js/react.d.ts"];
+const FILES = ["pkg/superset_job_guard.d.ts", "js/index.d.ts", "js/react.d.ts", "js/stores.d.ts", "js/vue.d.ts", "js/svelte.d.ts", "js/angular.d.ts"];
 const SNAPSHOT = `${ROOT}tests/package/snapshot/api.d.ts`;
 
 function current() {

@@ -86,6 +86,7 @@ test("init() never compiles an answer that is not WebAssembly, and says what it 
       assert.equal(e.code, "wasm_not_found");
       assert.match(e.message, said);
       assert.match(e.message, /init\(\{ module_or_path: url \}\)/);
+      assert.match(e.message, /"output": "pkg" \} to angular\.json.s assets/);
     }
     assert.deepEqual(hits, ["/app.html", "/gone.wasm", "/app.html"], "each failed init() may be tried again");
     // A Response the app fetched itself is checked the same way.

@@ -1054,3 +1054,192 @@ export interface ChartDataState {
  * a superseded body or of an ended session is ever shown.
  */
 export function useChartData(body: QueryBody | null | undefined, options?: UseChartDataOptions): ChartDataState;
+
+// ---- js/stores.d.ts
+// Types shared by superset-job-guard/vue, /svelte and /angular (js/stores.js).
+import type { CancelOutcome, GuardOptions, JobGuard, QueryOptions, QueryOutcome, WaitOptions, WaitOutcome } from "superset-job-guard";
+
+/** Svelte's store contract: `run` is called at once with the value, then on every change. */
+export interface Readable<T> {
+  subscribe(run: (value: T) => void): () => void;
+  /** The value now, without subscribing. */
+  get(): T;
+}
+
+export interface CancelValue {
+  /** A cancel of this job is running (from anywhere on the page). */
+  pending: boolean;
+  /** The job's last outcome, `message` ready to show; `null` before the first or once dismissed. */
+  outcome: CancelOutcome | null;
+}
+
+export interface WaitValue {
+  /** The current input's outcome; `null` until it settles, and for a new input. */
+  outcome: WaitOutcome | null;
+  /** There is an input and no outcome yet (also while the guard is not loaded). */
+  waiting: boolean;
+}
+
+export interface ChartDataValue {
+  /** The current body's outcome; `null` until it settles, and for a new body. */
+  outcome: QueryOutcome | null;
+  /** The server's chart-data JSON once `outcome.outcome` is `"done"`, else `null`. */
+  result: unknown;
+  /** There is a body and no outcome yet (also while nobody is signed in and while the guard is not loaded). */
+  pending: boolean;
+}
+
+/** What `waitFor` reads besides its signal, read when a wait starts. */
+export type WaitStoreOptions = Omit<WaitOptions, "signal">;
+/** What `query` reads besides its signal, read when a query starts; `url` is part of what is compared. */
+export type ChartDataOptions = Omit<QueryOptions, "signal">;
+
+/** The guard's options, or `{ guard }`: a guard the app made (and frees). */
+export type GuardSource = GuardOptions & { guard?: JobGuard };
+
+// ---- js/vue.d.ts
+// Types of superset-job-guard/vue (js/vue.js).
+import type { App, ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
+import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
+
+export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
+
+export interface JobGuardPlugin {
+  install(app: App): void;
+  /** Frees a guard the plugin made (the app's `unmount()` does it too). */
+  free(): void;
+}
+
+/**
+ * A plugin with one guard for the app: `app.use(createJobGuard({ headers }))`. In a browser it
+ * calls `init()` and makes the guard; on a server (Nuxt's) none: no fetch, no storage.
+ * `options` are the guard's (read once), or `{ guard }`, one the app made (and frees).
+ */
+export function createJobGuard(options?: GuardSource): JobGuardPlugin;
+
+/** The guard: `null` until `init()` has loaded the module, and on a server. */
+export function useJobGuard(): Readonly<ShallowRef<JobGuard | null>>;
+/** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
+export function useGuardError(): Readonly<ShallowRef<unknown>>;
+/** `guard.session`, current on every change (this tab's and other tabs'). */
+export function useSession(): Readonly<ShallowRef<SessionInfo | null>>;
+/** `guard.jobs()`: the session's records, oldest first. */
+export function useJobs(): Readonly<ShallowRef<readonly JobRecord[]>>;
+
+export interface UseCancel {
+  pending: ComputedRef<boolean>;
+  /** The job's last outcome, `message` ready to show; `null` before the first or once dismissed. */
+  outcome: ComputedRef<CancelOutcome | null>;
+  /** Starts the cancel, or returns the running one's promise. Never rejects. */
+  cancel(): Promise<CancelOutcome>;
+  dismiss(): void;
+}
+/** Cancels one job; `jobId` may be a ref or a getter (followed). */
+export function useCancel(jobId: MaybeRefOrGetter<string>): UseCancel;
+
+/** Waits for a query: `input` (ref or getter; `null` waits for nothing) compared by its JSON. */
+export function useWaitFor(
+  input: MaybeRefOrGetter<WaitInput | null | undefined>,
+  options?: WaitStoreOptions,
+): { outcome: ComputedRef<WaitOutcome | null>; waiting: ComputedRef<boolean> };
+
+/** A chart's data for the signed-in user: `body` (ref or getter; `null` runs nothing) compared by its JSON. */
+export function useChartData(
+  body: MaybeRefOrGetter<QueryBody | null | undefined>,
+  options?: ChartDataOptions,
+): { outcome: ComputedRef<QueryOutcome | null>; result: ComputedRef<unknown>; pending: ComputedRef<boolean> };
+
+// ---- js/svelte.d.ts
+// Types of superset-job-guard/svelte (js/svelte.js).
+import type { JobGuard, JobRecord, QueryBody, SessionInfo, WaitInput } from "superset-job-guard";
+import type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions } from "./stores.js";
+
+export type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions, WaitValue } from "./stores.js";
+
+/** One job's cancel: a store of `{ pending, outcome }`; its last subscriber leaving aborts the cancels it started. */
+export interface CancelStore extends Readable<CancelValue> {
+  /** Starts the cancel, or returns the running one's promise. Never rejects. */
+  cancel(): Promise<import("superset-job-guard").CancelOutcome>;
+  /** Forgets the job's last outcome. */
+  dismiss(): void;
+}
+
+/** A store of one query at a time; its last subscriber leaving stops it. */
+export interface RunStore<I, V> extends Readable<V> {
+  /** Runs for `input` (compared by its JSON: the same again changes nothing; a new one stops the last); `null` runs nothing. */
+  run(input: I | null | undefined): void;
+  /** Stops what runs. */
+  stop(): void;
+}
+
+export interface JobGuardStores {
+  /** The guard: `null` until `init()` has loaded the module, and on a server. */
+  guard: Readable<JobGuard | null>;
+  /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
+  error: Readable<unknown>;
+  /** `guard.session`, current on every change (this tab's and other tabs'). */
+  session: Readable<SessionInfo | null>;
+  /** `guard.jobs()`: the session's records, oldest first; the same array until a change. */
+  jobs: Readable<readonly JobRecord[]>;
+  /** One job's cancel. */
+  cancel(jobId: string): CancelStore;
+  /** A waiter (`guard.waitFor`): `run(input)` with a 202 body or job ids. */
+  waitFor(options?: WaitStoreOptions): RunStore<WaitInput, import("./stores.js").WaitValue>;
+  /** A chart's query (`guard.query`) for the signed-in user: `run(body)`; pending while nobody is signed in. */
+  chartData(options?: ChartDataOptions): RunStore<QueryBody, ChartDataValue>;
+  /** Frees a guard made here. */
+  free(): void;
+}
+
+/**
+ * The guard's stores. `options` are the guard's (read once), or `{ guard }`, one the app made.
+ * In a browser it calls `init()` and makes the guard; on a server it makes none.
+ */
+export function createJobGuard(options?: GuardSource): JobGuardStores;
+
+// ---- js/angular.d.ts
+// Types of superset-job-guard/angular (js/angular.js).
+import type { EnvironmentProviders, InjectionToken, Signal } from "@angular/core";
+import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
+
+export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
+
+export interface JobGuardSignals {
+  /** The guard: `null` until `init()` has loaded the module, and on a server. */
+  guard: Signal<JobGuard | null>;
+  /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
+  error: Signal<unknown>;
+  /** `guard.session`, current on every change (this tab's and other tabs'). */
+  session: Signal<SessionInfo | null>;
+  /** `guard.jobs()`: the session's records, oldest first. */
+  jobs: Signal<readonly JobRecord[]>;
+}
+
+/** The app's one guard and its signals: `inject(JOB_GUARD)`. */
+export const JOB_GUARD: InjectionToken<JobGuardSignals>;
+
+/** In the app's providers: the guard's options (read once), or `{ guard }`, one the app made (and frees). */
+export function provideJobGuard(options?: GuardSource): EnvironmentProviders;
+
+/** Cancels one job; `jobId` a string or a signal (followed). Call in an injection context. */
+export function injectCancel(jobId: string | (() => string)): {
+  pending: Signal<boolean>;
+  outcome: Signal<CancelOutcome | null>;
+  /** Starts the cancel, or returns the running one's promise. Never rejects. */
+  cancel(): Promise<CancelOutcome>;
+  dismiss(): void;
+};
+
+/** Waits for a query: `input` a signal or function (`null` waits for nothing), compared by its JSON. */
+export function injectWaitFor(
+  input: () => WaitInput | null | undefined,
+  options?: WaitStoreOptions,
+): { outcome: Signal<WaitOutcome | null>; waiting: Signal<boolean> };
+
+/** A chart's data for the signed-in user: `body` a signal or function (`null` runs nothing), compared by its JSON. */
+export function injectChartData(
+  body: () => QueryBody | null | undefined,
+  options?: ChartDataOptions,
+): { outcome: Signal<QueryOutcome | null>; result: Signal<unknown>; pending: Signal<boolean> };
