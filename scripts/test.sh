@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # npm test: native core tests, browser tests in Chromium and Firefox, then the built package
 # (Node API tests, `require`, TypeScript types), the reference server, the packed package in
-# apps, the dashboard end to end, and the guard on a real Superset 6.1.0. Ends with one count
-# line.
+# apps and in each framework's own app, the dashboard end to end, and the guard on a real
+# Superset 6.1.0. Ends with one count line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -39,6 +39,9 @@ node --test tests/server/ 2>&1 | tee -a "$log"
 
 step "the packed package in apps: webpack 5 and Vite 7 builds and dev servers, esbuild's serve, React 17/18/19 apps, Jest 28 + jsdom, tsc under node/node16/bundler, in Chromium (node --test)"
 node --test tests/consumers/ 2>&1 | tee -a "$log"
+
+step "each framework's own app with its binding, from the tarball: Vue 3 + Vite, SvelteKit, Nuxt 4, Angular 22 (dev servers, production builds, server rendering, under script-src 'self' 'wasm-unsafe-eval'), in Chromium (node --test)"
+node --test tests/frameworks/ 2>&1 | tee -a "$log"
 
 step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"
 node --test tests/e2e/ 2>&1 | tee -a "$log"
