@@ -624,7 +624,11 @@ export function start({ port = 8080, host = "127.0.0.1", ...options } = {}) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const port = Number.parseInt(process.env.PORT ?? "8080", 10);
+  const flag = (name) => {
+    const at = process.argv.indexOf(name);
+    return at > 0 ? process.argv[at + 1] : undefined;
+  };
+  const port = Number.parseInt(flag("--port") ?? process.env.PORT ?? "8080", 10);
   const at = process.argv.indexOf("--contract");
   const contract = at > 0 ? process.argv[at + 1] : (process.env.CONTRACT ?? "task");
   const { url } = await start({ port: Number.isNaN(port) ? 8080 : port, contract });

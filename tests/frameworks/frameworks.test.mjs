@@ -158,3 +158,34 @@ test("Angular 22 (ng new --ssr, the application builder): the injectable and sig
     { ssr: true },
   );
 });
+
+// React Router's framework mode: create-react-router downloads its template from GitHub, which
+// this machine cannot reach; the default template's files, as few as it takes (root, routes,
+// the Vite and React Router configs, a favicon), each version's packages pinned (npm i -E, as
+// this machine's registry resolves them: 7 on Node 20, 8 on Node 22).
+for (const [major, version, vite, needs22] of [
+  [7, "7.18.4", "7.3.8", false],
+  [8, "8.4.0", "8.4.1", true],
+]) {
+  test(`React Router ${major} (framework mode, the default template's files): the React provider and hooks, server-rendered, in react-router dev and in react-router build + react-router-serve`, async () => {
+    const env = needs22 ? node22() : userEnv();
+    const dir = join(parent, `rr${major}-app`);
+    await mkdir(join(dir, "app", "routes"), { recursive: true });
+    await mkdir(join(dir, "public"), { recursive: true });
+    await writeFile(join(dir, "public", "favicon.ico"), "");
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "rr-app", private: true, type: "module" }));
+    await writeFile(join(dir, "react-router.config.ts"), 'import type { Config } from "@react-router/dev/config";\n\nexport default { ssr: true } satisfies Config;\n');
+    await writeFile(join(dir, "vite.config.ts"), 'import { reactRouter } from "@react-router/dev/vite";\nimport { defineConfig } from "vite";\n\nexport default defineConfig({ plugins: [reactRouter()] });\n');
+    await writeFile(join(dir, "app", "routes.ts"), 'import { type RouteConfig, index } from "@react-router/dev/routes";\n\nexport default [index("routes/home.tsx")] satisfies RouteConfig;\n');
+    await copyFile(join(HERE, "react-router", "root.tsx"), join(dir, "app", "root.tsx"));
+    await copyFile(join(HERE, "react-router", "home.tsx"), join(dir, "app", "routes", "home.tsx"));
+    for (const file of ["actions.js", "actions.d.ts"]) await copyFile(join(HERE, file), join(dir, "app", file));
+    const install = (...args) => run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "-E", ...args], dir, env);
+    install(`react-router@${version}`, `@react-router/node@${version}`, `@react-router/serve@${version}`, "react@19.3.1", "react-dom@19.3.1", "isbot@5", tarball);
+    install("-D", `@react-router/dev@${version}`, `vite@${vite}`, "typescript@5.9.3");
+    const bin = (name) => join(dir, "node_modules", ".bin", name);
+    await check((port) => ({ command: bin("react-router"), args: ["dev", "--port", String(port), "--host", "127.0.0.1", "--strictPort"], cwd: dir, env, port }), { ssr: true, warm: true });
+    run(bin("react-router"), ["build"], dir, env);
+    await check((port) => ({ command: bin("react-router-serve"), args: [join(dir, "build", "server", "index.js")], cwd: dir, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, port }), { ssr: true });
+  });
+}

@@ -197,6 +197,9 @@ export async function checkPage(browser, url, api, { ssr = false, warm = false }
     assert.equal(await page.getAttribute("#sjg", "data-error"), "");
     assert.ok(wasm.length > 0 && wasm.every((w) => /^200 application\/wasm/.test(w)), `the .wasm: ${wasm}`);
     assert.deepEqual(errors, []);
+  } catch (e) {
+    if (errors.length) e.message += `\n--- the page's errors:\n${errors.join("\n")}`;
+    throw e;
   } finally {
     await context.close();
   }
