@@ -16,6 +16,9 @@
 import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import init, { JobGuard, isGuardError } from "superset-job-guard";
+// A key for an input, compared between renders: its JSON (an inline literal, or the same body
+// parsed again, starts no second wait), else the object itself.
+import { keyOf } from "./stores.js";
 
 // The provider's guard; `null` while it has none yet (a server render, or in the browser until
 // init() has loaded the module); `undefined` outside any provider.
@@ -358,29 +361,6 @@ function notLoaded(jobId) {
 
 // ---- useWaitFor and useChartData: one query, superseded by the next ----
 
-// A key for `input`, compared between renders: its JSON (so an inline literal, or the same
-// body parsed again, does not start a second wait), or the object itself where it has none.
-const inputKeys = new WeakMap();
-let inputCount = 0;
-function waitKey(input) {
-  if (input === null || input === undefined) return null;
-  if (typeof input === "string") return JSON.stringify(input);
-  try {
-    const json = JSON.stringify(input);
-    if (json !== undefined) return json;
-  } catch {
-    // cyclic, a BigInt, a throwing getter: the guard refuses it (invalid_input); by identity.
-  }
-  if (typeof input !== "object" && typeof input !== "function") return `${typeof input}:${String(input)}`;
-  let key = inputKeys.get(input);
-  if (!key) {
-    inputCount += 1;
-    key = `#${inputCount}`;
-    inputKeys.set(input, key);
-  }
-  return key;
-}
-
 /**
  * Runs `start(signal)` (a promise that never rejects: `waitFor`, `query`) for the current
  * `key`; the value of the current key's, once settled, else `null`. A new key starts a new run
@@ -446,7 +426,7 @@ function withSignal(signal, options, keys) {
  */
 export function useWaitFor(input, options) {
   const guard = useJobGuard();
-  const key = waitKey(input);
+  const key = keyOf(input);
   const outcome = useLatest(guard, key, (signal) =>
     guard.waitFor(input, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose"])),
   );
@@ -469,7 +449,7 @@ export function useChartData(body, options) {
   // again for the next user or guest, and not at all while nobody is.
   const session = useSession();
   const who = session ? JSON.stringify([session.userId, session.guestKey]) : null;
-  const bodyKey = waitKey(body);
+  const bodyKey = keyOf(body);
   const key = bodyKey === null || who === null ? null : `${who} ${options?.url ?? ""} ${bodyKey}`;
   const outcome = useLatest(guard, key, (signal) =>
     guard.query(body, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose", "url"])),

@@ -23,6 +23,7 @@ cjs(join(root, "js", "freeable.js"), join(out, "freeable.js"));
 // same file as CommonJS, whose `require("superset-job-guard")` gets this build; its types are
 // the ES entry's declarations as a .d.cts, which TypeScript reads as CommonJS.
 cjs(join(root, "js", "react.js"), join(out, "react.js"));
+cjs(join(root, "js", "stores.js"), join(out, "stores.js")); // what react.js takes its input keys from
 copyFileSync(join(root, "js", "react.d.ts"), join(out, "react.d.cts"));
 // Its own package.json says nothing of a module type: the folder's .js files are CommonJS.
 writeFileSync(join(out, "package.json"), JSON.stringify({ type: "commonjs" }) + "\n");

@@ -898,9 +898,10 @@ test(`a CommonJS app under moduleResolution "node16" gets the require build's ty
   await typecheck("node16", "commonjs");
 });
 
-test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
+test("the tarball carries the React, Vue, Svelte and Angular entries, their types, LICENSE and CHANGELOG.md; no invented URLs", async () => {
   const installed = join(HERE, "node_modules", "superset-job-guard");
-  for (const file of ["js/react.js", "js/react.d.ts", "LICENSE", "CHANGELOG.md"]) {
+  const entries = ["react", "vue", "svelte", "angular", "stores"].flatMap((e) => [`js/${e}.js`, `js/${e}.d.ts`]);
+  for (const file of [...entries, "pkg/node/stores.js", "LICENSE", "CHANGELOG.md"]) {
     await readFile(join(installed, file)); // throws when missing
   }
   assert.match(await readFile(join(installed, "LICENSE"), "utf8"), /Apache License\s+Version 2\.0/);
@@ -908,15 +909,21 @@ test("the tarball carries the React entry, its types, LICENSE and CHANGELOG.md; 
   const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8"));
   assert.equal(manifest.license, "Apache-2.0");
   // React 16.8 to 19, both optional peers: React's own useSyncExternalStore from 18 on, the
-  // shim of use-sync-external-store (installed by the app) on 16.8 and 17; no dependency.
+  // shim of use-sync-external-store (installed by the app) on 16.8 and 17; Vue and Angular's
+  // core for their entries, optional too (Svelte's stores need no import); no dependency.
   assert.deepEqual(manifest.peerDependencies, {
     react: "^16.8.0 || ^17.0.0 || ^18.0.0 || ^19.0.0",
     "use-sync-external-store": "^1.2.0",
+    vue: "^3.3.0",
+    "@angular/core": ">=17.0.0",
   });
   assert.deepEqual(manifest.peerDependenciesMeta, {
     react: { optional: true },
     "use-sync-external-store": { optional: true },
+    vue: { optional: true },
+    "@angular/core": { optional: true },
   });
+  for (const entry of ["vue", "svelte", "angular"]) assert.equal(manifest.exports[`./${entry}`].default, `./js/${entry}.js`);
   assert.equal(manifest.dependencies, undefined);
   assert.equal(manifest.exports["./react"].default, "./js/react.js");
   for (const field of ["repository", "homepage", "bugs"]) assert.equal(manifest[field], undefined, field);
