@@ -1,6 +1,6 @@
 // Types of superset-job-guard/angular (js/angular.js).
 import type { EnvironmentProviders, InjectionToken, Signal } from "@angular/core";
-import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { CancelOutcome, GuardError, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
 import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
 
 export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
@@ -9,7 +9,7 @@ export interface JobGuardSignals {
   /** The guard: `null` until `init()` has loaded the module, and on a server. */
   guard: Signal<JobGuard | null>;
   /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-  error: Signal<unknown>;
+  error: Signal<GuardError | null>;
   /** `guard.session`, current on every change (this tab's and other tabs'). */
   session: Signal<SessionInfo | null>;
   /** `guard.jobs()`: the session's records, oldest first. */

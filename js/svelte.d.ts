@@ -1,5 +1,5 @@
 // Types of superset-job-guard/svelte (js/svelte.js).
-import type { JobGuard, JobRecord, QueryBody, SessionInfo, WaitInput } from "superset-job-guard";
+import type { GuardError, JobGuard, JobRecord, QueryBody, SessionInfo, WaitInput } from "superset-job-guard";
 import type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions } from "./stores.js";
 
 export type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions, WaitValue } from "./stores.js";
@@ -24,7 +24,7 @@ export interface JobGuardStores {
   /** The guard: `null` until `init()` has loaded the module, and on a server. */
   guard: Readable<JobGuard | null>;
   /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-  error: Readable<unknown>;
+  error: Readable<GuardError | null>;
   /** `guard.session`, current on every change (this tab's and other tabs'). */
   session: Readable<SessionInfo | null>;
   /** `guard.jobs()`: the session's records, oldest first; the same array until a change. */

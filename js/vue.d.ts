@@ -1,6 +1,6 @@
 // Types of superset-job-guard/vue (js/vue.js).
 import type { App, ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
-import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { CancelOutcome, GuardError, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
 import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
 
 export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
@@ -21,7 +21,7 @@ export function createJobGuard(options?: GuardSource): JobGuardPlugin;
 /** The guard: `null` until `init()` has loaded the module, and on a server. */
 export function useJobGuard(): Readonly<ShallowRef<JobGuard | null>>;
 /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-export function useGuardError(): Readonly<ShallowRef<unknown>>;
+export function useGuardError(): Readonly<ShallowRef<GuardError | null>>;
 /** `guard.session`, current on every change (this tab's and other tabs'). */
 export function useSession(): Readonly<ShallowRef<SessionInfo | null>>;
 /** `guard.jobs()`: the session's records, oldest first. */

@@ -1,8 +1,8 @@
 // The Svelte and Vue entries' types, as an app under NodeNext and --strict uses them.
-import type { CancelOutcome, JobRecord, QueryOutcome, SessionInfo, WaitOutcome } from "superset-job-guard";
+import type { CancelOutcome, GuardError, JobRecord, QueryOutcome, SessionInfo, WaitOutcome } from "superset-job-guard";
 import { createJobGuard as svelteGuard } from "superset-job-guard/svelte";
 import type { ChartDataValue, JobGuardStores, WaitValue } from "superset-job-guard/svelte";
-import { createJobGuard, useCancel, useChartData, useJobs, useSession, useWaitFor } from "superset-job-guard/vue";
+import { createJobGuard, useCancel, useChartData, useGuardError, useJobs, useSession, useWaitFor } from "superset-job-guard/vue";
 import { ref } from "vue";
 
 export function svelte(): string {
@@ -42,4 +42,11 @@ export function vue(): string {
   const first: JobRecord | undefined = jobs.value[0];
   void cancel;
   return `${session.value?.userId} ${first?.job_id} ${String(result.value)} ${pending.value} ${out?.outcome} ${w?.outcome}`;
+}
+
+// A failed init() or bad options: a GuardError, its code and message typed.
+export function errors(): string {
+  const failed: GuardError | null = svelteGuard().error.get();
+  const vueFailed = useGuardError().value;
+  return `${failed?.code ?? ""} ${failed?.message ?? ""} ${vueFailed?.code ?? ""}`;
 }

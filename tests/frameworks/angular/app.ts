@@ -17,7 +17,7 @@ export const TAB = "angular-tab";
       [attr.data-waiting]="String(wait.waiting())"
       [attr.data-cancel]="cancelled()"
       [attr.data-rows]="rows()"
-      [attr.data-error]="error()"
+      [attr.data-error]="error() || loadError()"
     >
       <button id="signin" (click)="signin()">Sign in</button>
       <button id="record" (click)="record()">Run a query</button>
@@ -45,6 +45,8 @@ export class App {
     const result = this.chartData.result() as { result?: { data?: unknown[] }[] } | null;
     return result?.result?.[0]?.data?.length ?? 0;
   });
+  // A failed init(): a GuardError, typed so (its message read under the strict build).
+  readonly loadError = computed(() => this.sjg.error()?.message ?? "");
   readonly cancelled = signal("");
   readonly error = signal("");
   protected readonly String = String;

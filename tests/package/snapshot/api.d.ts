@@ -1100,7 +1100,7 @@ export type GuardSource = GuardOptions & { guard?: JobGuard };
 // ---- js/vue.d.ts
 // Types of superset-job-guard/vue (js/vue.js).
 import type { App, ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
-import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { CancelOutcome, GuardError, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
 import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
 
 export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
@@ -1121,7 +1121,7 @@ export function createJobGuard(options?: GuardSource): JobGuardPlugin;
 /** The guard: `null` until `init()` has loaded the module, and on a server. */
 export function useJobGuard(): Readonly<ShallowRef<JobGuard | null>>;
 /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-export function useGuardError(): Readonly<ShallowRef<unknown>>;
+export function useGuardError(): Readonly<ShallowRef<GuardError | null>>;
 /** `guard.session`, current on every change (this tab's and other tabs'). */
 export function useSession(): Readonly<ShallowRef<SessionInfo | null>>;
 /** `guard.jobs()`: the session's records, oldest first. */
@@ -1152,7 +1152,7 @@ export function useChartData(
 
 // ---- js/svelte.d.ts
 // Types of superset-job-guard/svelte (js/svelte.js).
-import type { JobGuard, JobRecord, QueryBody, SessionInfo, WaitInput } from "superset-job-guard";
+import type { GuardError, JobGuard, JobRecord, QueryBody, SessionInfo, WaitInput } from "superset-job-guard";
 import type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions } from "./stores.js";
 
 export type { CancelValue, ChartDataOptions, ChartDataValue, GuardSource, Readable, WaitStoreOptions, WaitValue } from "./stores.js";
@@ -1177,7 +1177,7 @@ export interface JobGuardStores {
   /** The guard: `null` until `init()` has loaded the module, and on a server. */
   guard: Readable<JobGuard | null>;
   /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-  error: Readable<unknown>;
+  error: Readable<GuardError | null>;
   /** `guard.session`, current on every change (this tab's and other tabs'). */
   session: Readable<SessionInfo | null>;
   /** `guard.jobs()`: the session's records, oldest first; the same array until a change. */
@@ -1201,7 +1201,7 @@ export function createJobGuard(options?: GuardSource): JobGuardStores;
 // ---- js/angular.d.ts
 // Types of superset-job-guard/angular (js/angular.js).
 import type { EnvironmentProviders, InjectionToken, Signal } from "@angular/core";
-import type { CancelOutcome, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
+import type { CancelOutcome, GuardError, JobGuard, JobRecord, QueryBody, QueryOutcome, SessionInfo, WaitInput, WaitOutcome } from "superset-job-guard";
 import type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
 
 export type { ChartDataOptions, GuardSource, WaitStoreOptions } from "./stores.js";
@@ -1210,7 +1210,7 @@ export interface JobGuardSignals {
   /** The guard: `null` until `init()` has loaded the module, and on a server. */
   guard: Signal<JobGuard | null>;
   /** A failed `init()` (`wasm_not_found`, `wasm_blocked`) or guard options (`invalid_options`), else `null`. */
-  error: Signal<unknown>;
+  error: Signal<GuardError | null>;
   /** `guard.session`, current on every change (this tab's and other tabs'). */
   session: Signal<SessionInfo | null>;
   /** `guard.jobs()`: the session's records, oldest first. */
