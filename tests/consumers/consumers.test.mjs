@@ -712,11 +712,13 @@ test("server rendering: in Node the provider renders its children with no guard 
   assert.equal(missing.result.failed.name, "GuardError");
   assert.match(missing.result.failed.message, /\/assets\/superset_job_guard_bg-[^ ]+\.wasm \(404\); http:[^ ]+\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm \(404\)/);
   assert.deepEqual(missing.result.first, { guard: false, jobs: 0, session: null });
-  // What the browser logged: the two 404s, and React's report of the error the boundary caught.
-  assert.equal(missing.errors.length, 3, missing.errors.join("\n"));
+  // What the browser logged: the three 404s (the last, pkg/ under the page's base, where the
+  // README's Angular step puts it), and React's report of the error the boundary caught.
+  assert.equal(missing.errors.length, 4, missing.errors.join("\n"));
   assert.match(missing.errors[0], /^404 .*\/assets\/superset_job_guard_bg-[^/]+\.wasm$/);
   assert.match(missing.errors[1], /^404 .*\/node_modules\/superset-job-guard\/pkg\/superset_job_guard_bg\.wasm$/);
-  assert.match(missing.errors[2], /GuardError: superset-job-guard could not load its WebAssembly module/);
+  assert.match(missing.errors[2], /^404 http:\/\/127\.0\.0\.1:\d+\/pkg\/superset_job_guard_bg\.wasm$/);
+  assert.match(missing.errors[3], /GuardError: superset-job-guard could not load its WebAssembly module/);
 });
 
 // ---- Next.js (App Router), where embedded dashboards often live ----
