@@ -40,7 +40,7 @@ node --test tests/server/ 2>&1 | tee -a "$log"
 step "the packed package in apps: webpack 5 and Vite 7 builds and dev servers, esbuild's serve, React 17/18/19 apps, Jest 28 + jsdom, tsc under node/node16/bundler, in Chromium (node --test)"
 node --test tests/consumers/ 2>&1 | tee -a "$log"
 
-step "each framework's own app with its binding, from the tarball: Vue 3 + Vite, SvelteKit, Nuxt 4, Angular 22 (dev servers, production builds, server rendering, under script-src 'self' 'wasm-unsafe-eval'), in Chromium (node --test)"
+step "each framework's own app with its binding, from the tarball: Vue 3 + Vite, SvelteKit, Nuxt 4, Angular 22, React Router 7 and 8 (dev servers, production builds, server rendering, under script-src 'self' 'wasm-unsafe-eval'), in Chromium (node --test)"
 node --test tests/frameworks/ 2>&1 | tee -a "$log"
 
 step "dashboard end to end in Chromium against the reference server, both contracts (node --test, playwright-core)"
