@@ -17,8 +17,9 @@ import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import init, { JobGuard, isGuardError } from "superset-job-guard";
 // A key for an input, compared between renders: its JSON (an inline literal, or the same body
-// parsed again, starts no second wait), else the object itself.
-import { keyOf } from "./stores.js";
+// parsed again, starts no second wait), else the object itself; and what a cancel answers
+// before the provider has its guard (refused, nothing sent).
+import { keyOf, notLoaded } from "./stores.js";
 
 // The provider's guard; `null` while it has none yet (a server render, or in the browser until
 // init() has loaded the module); `undefined` outside any provider.
@@ -344,19 +345,6 @@ export function useCancel(jobId) {
 
   const dismiss = useCallback(() => store?.dismiss(jobId), [store, jobId]);
   return { cancel, pending: pending.has(jobId), outcome: outcomes.get(jobId) ?? null, dismiss };
-}
-
-/** What `cancel()` answers before the provider has its guard: refused, nothing sent. */
-function notLoaded(jobId) {
-  return {
-    outcome: "refused",
-    reason: "no_session",
-    jobId: String(jobId),
-    message: "No session: the guard is not loaded yet (init() has not resolved)",
-    retryable: false,
-    httpStatus: null,
-    attempts: 0,
-  };
 }
 
 // ---- useWaitFor and useChartData: one query, superseded by the next ----

@@ -77,7 +77,7 @@ export const sessionOf = (guard) => reading(guard, (g) => g.session, null);
 export const jobsOf = (guard) => reading(guard, (g) => g.jobs(), NO_JOBS);
 
 /** What a cancel answers without a guard (a server render, before init()): refused, nothing sent. */
-function notLoaded(jobId) {
+export function notLoaded(jobId) {
   return {
     outcome: "refused",
     reason: "no_session",
