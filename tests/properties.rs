@@ -7,24 +7,19 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use superset_job_guard::core::cancel::CancelCheck;
 use superset_job_guard::core::cancel_flow::{Answer, CancelFlow, Step};
 use superset_job_guard::core::doubles::{ManualClock, SequenceRandom, SharedMemory};
-use superset_job_guard::core::follow::FollowOptions;
 use superset_job_guard::core::ids::{is_reserved_id, is_valid_id};
 use superset_job_guard::core::model::{JobMetadata, JobRecord};
 use superset_job_guard::core::options::GuardOptions;
-use superset_job_guard::core::quiet::{parse, Json};
 use superset_job_guard::core::response::{Contract, Outcome, Reply};
 use superset_job_guard::core::retry::{parse_retry_after, RetryPolicy};
 use superset_job_guard::core::session::Session;
 use superset_job_guard::core::storage::KeyValue;
 use superset_job_guard::core::store::JobStore;
-use superset_job_guard::core::straight::{self, Text};
-use superset_job_guard::core::task::{StatusChange, Submission};
 
 const NS: &str = "superset-job-guard:";
 const SESSION_KEY: &str = "superset-job-guard:v1:session";
@@ -232,85 +227,6 @@ const OUTCOMES: [Outcome; 7] = [
     Outcome::Aborted,
 ];
 
-/// JSON text as a page or another tab may write it: an object whose keys may repeat, with
-/// `__proto__` keys, whitespace, and any values; or any JSON's text; or any text.
-fn json_text() -> impl Strategy<Value = String> {
-    let key = prop_oneof![
-        Just("channel_id"),
-        Just("job_id"),
-        Just("user_id"),
-        Just("status"),
-        Just("errors"),
-        Just("result_url"),
-        Just("created_at"),
-        Just("updated_at"),
-        Just("userId"),
-        Just("channelId"),
-        Just("guestKey"),
-        Just("namespace"),
-        Just("headers"),
-        Just("retry"),
-        Just("intervalMs"),
-        Just("task_id"),
-        Just("uuid"),
-        Just("task_status"),
-        Just("__proto__"),
-        Just("x"),
-        Just("async_job"),
-        Just("task_ids"),
-        Just("statuses"),
-        Just("cursor"),
-        Just("tab_id"),
-        Just("tab_ids"),
-        Just("guest_key"),
-        Just("ttlSeconds"),
-        Just("maxJobs"),
-        Just("storage"),
-        Just("contract"),
-        Just("cancelUrl"),
-        Just("tabId"),
-        Just("timeoutMs"),
-        Just("cancelOnClose"),
-        Just("maxIntervalMs"),
-        Just("kind"),
-    ];
-    let entries = prop::collection::vec((key, any_json(), " {0,2}"), 0..9)
-        .prop_map(|kv| {
-            let body: Vec<String> = kv
-                .iter()
-                .map(|(k, v, space)| format!("{space}\"{k}\":{space}{v}"))
-                .collect();
-            format!("{{{}}}", body.join(","))
-        })
-        .boxed();
-    prop_oneof![
-        3 => entries.clone(),
-        1 => entries.prop_map(|o| format!("[{o}]")),
-        1 => (job_id(), user(), channel(), status(), any_json()).prop_map(|(j, u, c, s, e)| {
-            json!({"channel_id": c, "job_id": j, "user_id": u, "status": s, "errors": [e],
-                   "result_url": null, "created_at": 1, "updated_at": 2.0})
-            .to_string()
-        }),
-        1 => any_json().prop_map(|v| v.to_string()),
-        1 => ".{0,40}",
-    ]
-}
-
-/// `read` over `text` as the guard reads it (straight when that works) and in two passes
-/// (parsed, then read from the value): the same answer.
-fn read_both_ways<T: PartialEq + std::fmt::Debug, E: PartialEq + std::fmt::Debug>(
-    text: &str,
-    read: impl Fn(Text<'_, '_>) -> Result<T, E>,
-) -> Result<(), TestCaseError> {
-    let straight = straight::read(text, |d| read(d).map_err(Some), |_| None);
-    let two_pass = match parse(text) {
-        Ok(value) => read(Text::Parsed(Json(&value))).map_err(Some),
-        Err(_) => Err(None),
-    };
-    prop_assert_eq!(straight, two_pass, "{}", text);
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -437,22 +353,6 @@ proptest! {
             let _ = Session::from_stored(&input);
         }
         let _ = parse_retry_after(&text, T0);
-    }
-
-    /// Every reader reads a text straight into its model only where that gives what reading
-    /// it in two passes gives (core/straight.rs), refusals and their messages included.
-    #[test]
-    fn a_straight_read_answers_as_the_two_pass_read(text in json_text()) {
-        read_both_ways(&text, |d| JobRecord::deserialize(d).map_err(|e| e.to_string()))?;
-        read_both_ways(&text, |d| Session::deserialize(d).map_err(|e| e.to_string()))?;
-        read_both_ways(&text, |d| JobMetadata::read(d))?;
-        read_both_ways(&text, |d| Session::from_login(d))?;
-        read_both_ways(&text, |d| GuardOptions::read(d))?;
-        read_both_ways(&text, |d| FollowOptions::read(d))?;
-        read_both_ways(&text, |d| Contract::read(d))?;
-        read_both_ways(&text, |d| Submission::read(d))?;
-        read_both_ways(&text, |d| StatusChange::read(d))?;
-        read_both_ways(&text, |d| StatusChange::read_all(d))?;
     }
 
     /// Whatever metadata is accepted becomes a record that is stored in the v1 format (the

@@ -22,7 +22,6 @@ use superset_job_guard::core::chart::{
 };
 use superset_job_guard::core::follow::ChangesPage;
 use superset_job_guard::core::quiet::{self, Json};
-use superset_job_guard::core::straight;
 use superset_job_guard::core::surrogates::mend;
 use superset_job_guard::core::wait_input::{read_input, WaitInput, WaitSettings};
 use superset_job_guard::core::waiters::MAX_JOBS_PER_WAITER;
@@ -116,18 +115,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(mended, text);
     }
     assert_eq!(mend(&mended), mended);
-    // An event as `applyEvent` reads it (straight from its text where that answers as the two
-    // passes do), and a status-change answer as `follow()` reads it.
-    let event = straight::read(text, |d| JobMetadata::read_event(d), |_| {
+    // An event as `applyEvent` reads it, and a status-change answer as `follow()` reads it.
+    let event = quiet::read(text, |d| JobMetadata::read_event(d), |_| {
         superset_job_guard::core::error::GuardError::InvalidJob(String::new())
     });
     if let Ok(parsed) = quiet::parse(text) {
-        let two_pass = JobMetadata::read_event(Json(&parsed));
-        assert_eq!(event.is_ok(), two_pass.is_ok());
-        if let (Ok(Some(a)), Ok(Some(b))) = (&event, &two_pass) {
-            assert_eq!(a.job_id, b.job_id);
-            assert_eq!(a.status, b.status);
-        }
         if let Ok(page) = ChangesPage::read_with(|| Json(&parsed)) {
             assert!(page.changes.iter().all(|c| canonical(&c.task_id)));
         }

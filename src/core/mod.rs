@@ -7,9 +7,8 @@
 //! - [`names`]: enums that cross as their names, each declared once
 //! - [`session`]: the session, login, ownership
 //! - [`options`]: the guard's options and their validation
-//! - [`quiet`]: reading through any deserializer without printing floats (the module's size)
-//! - [`straight`]: reading JSON text straight into a model, in one pass, where that gives what
-//!   [`quiet`]'s two passes give
+//! - [`quiet`]: the guard's one JSON reader: text to a value within the limits, then the model
+//!   from the value, with messages that never print a float
 //! - [`surrogates`]: JSON text as `JSON.parse` reads it (a lone surrogate as U+FFFD)
 //! - [`wire`]: reading a model from any serde deserializer, with messages naming the field
 //! - [`storage`]: the typed [`KeyValue`](storage::KeyValue) trait and
@@ -70,7 +69,6 @@ pub mod stats;
 pub mod statuses;
 pub mod storage;
 pub mod store;
-pub mod straight;
 pub mod surrogates;
 pub mod tabs;
 pub mod task;

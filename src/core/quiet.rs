@@ -1,4 +1,4 @@
-//! Reading JSON in two passes, with messages that never print a float.
+//! The guard's one JSON reader: two passes, with messages that never print a float.
 //!
 //! serde's "invalid type" errors describe the value they met: for a number that is
 //! `Unexpected::Float`, printed with `f64`'s `Display`. The guard never shows those texts: a
@@ -6,11 +6,10 @@
 //! text is parsed into a `serde_json::Value` within the usual limits ([`parse`]: [`AnyJson`], a
 //! visitor that never refuses a value), and the models are read from the value through
 //! [`Json`], a deserializer whose [`Error`] names the kind of value met without printing it.
-//! Answer bodies are read this way. Arguments and stored records are first read straight from
-//! their text by serde_json ([`straight`](super::straight)), whose errors do print floats (so
-//! core's float formatting, about 19 KB of the module before gzip, is in the module again);
-//! those errors are never shown: a read that fails is done again here, and this answer is the
-//! guard's.
+//! Every JSON text is read this way: arguments, stored records and answer bodies. (A second
+//! reader, straight from the text by serde_json's typed requests, was dropped for size in issue
+//! #43: its errors print floats, which brought core's float formatting into the module, and
+//! with its monomorphized visitors it cost 13.7 KB of the module gzipped.)
 //!
 //! [`Json`] reads a value as serde-wasm-bindgen read a JS value: a typed request is answered when
 //! the value is of its kind (numbers as `u64`, `i64` or `f64`, in that order of preference, for
@@ -114,10 +113,18 @@ pub fn json_within_limits(text: &str) -> Option<serde_json::Value> {
     parse(text).ok()
 }
 
-/// Reads a `T` from JSON text in two passes: [`parse`], then `T` from the value through
-/// [`Json`]. (The guard reads through [`straight::from_json`](super::straight::from_json),
-/// which reads straight from the text when that gives the same.)
-#[cfg(test)]
+/// Reads JSON `text` with `read` in two passes: [`parse`], then the model from the value
+/// through [`Json`]. `not_json` is the error for a text that is not JSON within the limits.
+pub fn read<T, E>(
+    text: &str,
+    read: impl FnOnce(Json<'_>) -> Result<T, E>,
+    not_json: impl FnOnce(Error) -> E,
+) -> Result<T, E> {
+    let value = parse(text).map_err(not_json)?;
+    read(Json(&value))
+}
+
+/// Reads a `T` from JSON text ([`read`]).
 pub fn from_json<T: de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     T::deserialize(Json(&parse(text)?))
 }

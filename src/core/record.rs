@@ -158,7 +158,7 @@ impl JobRecord {
     /// Reads a record from its stored text as the store does; anything that is not a
     /// complete, valid record whose JSON fits in [`MAX_RECORD_BYTES`] is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        super::straight::from_json::<Self>(text)
+        super::quiet::from_json::<Self>(text)
             .ok()
             .filter(Self::fits)
     }

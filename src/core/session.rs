@@ -122,7 +122,7 @@ impl Session {
 
     /// Reads a stored session marker's text; anything malformed is `None`.
     pub fn from_stored(text: &str) -> Option<Self> {
-        super::straight::from_json(text).ok()
+        super::quiet::from_json(text).ok()
     }
 
     /// The session marker's text (what gloo-storage writes for it; for the tests).

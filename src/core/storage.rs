@@ -38,7 +38,7 @@ pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, StorageError>
 
 /// `text` read as a `T`, as gloo-storage reads it.
 pub fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, StorageError> {
-    super::straight::from_json(text).map_err(|_| StorageError::not_json())
+    super::quiet::from_json(text).map_err(|_| StorageError::not_json())
 }
 
 /// Storage in memory, keys in order: the memory mode, the memory layer beside a refusing

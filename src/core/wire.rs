@@ -6,7 +6,6 @@
 //! model) sees every field and refuses the first bad one with that field's own rule as the
 //! message, whether its type or its value was wrong.
 
-use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -29,30 +28,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match T::deserialize(deserializer) {
             Ok(value) => Ok(Field::Valid(value)),
-            // A straight read cannot go past the value: it ends, and the text is read again
-            // from its parsed value, where the field is `Invalid` (super::straight).
-            Err(e) if reading_straight() => Err(e),
             Err(_) => Ok(Field::Invalid),
         }
     }
-}
-
-thread_local! {
-    static STRAIGHT: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `read` as a straight read ([`straight`](super::straight)): meanwhile a [`Field`] of the
-/// wrong type ends the read instead of being kept as `Invalid`.
-pub fn read_straight<T>(read: impl FnOnce() -> T) -> T {
-    let before = STRAIGHT.with(|s| s.replace(true));
-    let out = read();
-    STRAIGHT.with(|s| s.set(before));
-    out
-}
-
-/// Whether a straight read is running.
-pub fn reading_straight() -> bool {
-    STRAIGHT.with(Cell::get)
 }
 
 /// A field of the wrong type.
@@ -122,8 +100,8 @@ pub fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
     Some((key.to_owned(), known))
 }
 
-/// A struct inside a model, read from an object only (serde_json's own deserializer reads a
-/// struct from an array too; see [`straight`](super::straight)).
+/// A struct inside a model, read from an object only (serde_json's own deserializer would read a
+/// struct from an array too).
 #[derive(Debug, Default)]
 pub struct Object<T>(pub T);
 

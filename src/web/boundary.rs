@@ -7,9 +7,8 @@
 //! getters, `toJSON` methods and proxy traps, which may throw. An exception thrown through
 //! wasm skips Rust's cleanup and leaves the guard borrowed (wasm-bindgen's `free()` then
 //! fails for good); in `input.js` it is caught and becomes a `GuardError`. The text is then
-//! read by serde_json, straight into the model where that gives what reading its parsed value
-//! gives ([`crate::core::straight`]; otherwise [`crate::core::quiet`]'s two passes): one
-//! string crosses instead of one call per property.
+//! parsed by serde_json within the limits and the model read from its value
+//! ([`crate::core::quiet`]'s two passes): one string crosses instead of one call per property.
 
 use serde::Serialize;
 use serde_wasm_bindgen::Serializer;
@@ -20,8 +19,7 @@ use wasm_bindgen::JsCast;
 use crate::core::error::GuardError;
 use crate::core::ids::quote;
 use crate::core::options::GuardOptions;
-use crate::core::quiet;
-use crate::core::straight::{self, Text};
+use crate::core::quiet::{self, Json};
 use serde_json::Value;
 
 #[wasm_bindgen(module = "/src/web/input.js")]
@@ -67,15 +65,14 @@ pub fn plain(
 }
 
 impl Plain {
-    /// Reads the argument with one of the core's readers, once: straight from the text where
-    /// that gives what the parsed value gives ([`straight::read`]). A text beyond the limits
-    /// (deeper than JSON from outside may be) is `invalid`'s error.
+    /// Reads the argument with one of the core's readers ([`quiet::read`]). A text beyond the
+    /// limits (deeper than JSON from outside may be) is `invalid`'s error.
     pub fn read<T>(
         &self,
-        read: impl Fn(Text<'_, '_>) -> Result<T, GuardError>,
+        read: impl FnOnce(Json<'_>) -> Result<T, GuardError>,
     ) -> Result<T, JsValue> {
         let invalid = self.invalid;
-        Ok(straight::read(&self.text, read, |e| {
+        Ok(quiet::read(&self.text, read, |e| {
             invalid(quote(&e.to_string()))
         })?)
     }
@@ -91,7 +88,7 @@ impl Plain {
 pub fn from_js<T>(
     value: &JsValue,
     invalid: fn(String) -> GuardError,
-    read: impl Fn(Text<'_, '_>) -> Result<T, GuardError>,
+    read: impl FnOnce(Json<'_>) -> Result<T, GuardError>,
 ) -> Result<T, JsValue> {
     plain(value, None, invalid)?.read(read)
 }

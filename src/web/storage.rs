@@ -126,7 +126,7 @@ impl LocalBackend {
 
 impl KeyValue for LocalBackend {
     /// One `getItem` on gloo's `raw()` (the adapter). The text, not gloo's typed `get`: the
-    /// store reads it straight into the record (src/core/straight.rs) and does not read again
+    /// store reads it into the record (src/core/quiet.rs) and does not read again
     /// a text it has read or written before (src/core/store/parsed.rs).
     fn get_text(&self, key: &str) -> Result<Option<String>, StorageError> {
         let text = PageStorage::raw().get_item(key).ok().flatten();
