@@ -18,7 +18,7 @@
 //! so, no query carries one again; a `400` again without it is the query's own. A `2xx` to a
 //! body carrying one settles that the server takes it.
 
-use std::collections::BTreeMap;
+use super::by_url::ByUrl;
 
 /// What is known of one chart-data URL.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,7 +42,7 @@ enum Known {
 
 /// What the guard knows of each chart-data URL.
 #[derive(Debug, Default)]
-pub struct ClientIds(BTreeMap<String, Known>);
+pub struct ClientIds(ByUrl<Known>);
 
 /// How a query to a URL is sent now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

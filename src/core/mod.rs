@@ -23,6 +23,7 @@
 //! - [`retry`]: the retry schedule and `Retry-After`
 //! - [`random`]: injected randomness
 //! - [`chart`]: the chart-data endpoints (the request, its result, the stop) and what they answer
+//! - [`by_url`]: a few values keyed by URL, a list
 //! - [`client_ids`]: whether a server takes a `client_id` in a chart-data body, learned from
 //!   its answers
 //! - [`query`]: `query()`'s rules: a chart's query from request to result, as a sans-IO machine
@@ -38,6 +39,7 @@
 //! - [`error`]: [`GuardError`](error::GuardError) and [`StorageError`](error::StorageError)
 
 pub mod awaited;
+pub mod by_url;
 pub mod cancel;
 pub mod cancel_flow;
 pub mod chart;

@@ -187,7 +187,7 @@ pub(super) async fn drive(
                         // (their stop's 400 is not waited for: query_stop::ends_at_stop).
                         if status == 200 && life.phase() == Phase::Sending {
                             if let Ok(mut g) = inner.try_borrow_mut() {
-                                g.queries.synchronous.insert(settings.url.clone());
+                                g.queries.synchronous.insert(settings.url.clone(), ());
                             }
                         }
                         let answer = if status == 200 && json {

@@ -82,7 +82,7 @@ pub(super) async fn client_id_for(
                     if let Some(inner) = me.upgrade() {
                         if let Ok(mut g) = inner.try_borrow_mut() {
                             if g.queries.client_ids.probed(&url, &probe) {
-                                g.queries.no_stop.insert(stop_url_for(&url));
+                                g.queries.no_stop.insert(stop_url_for(&url), ());
                             }
                             g.queries.probes.remove(&url);
                         }

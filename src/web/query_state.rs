@@ -2,7 +2,7 @@
 //! [`super::query`] drives and that a logout, a user switch and the page's end read to stop
 //! them on the server.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::core::by_url::ByUrl;
 
 use serde_json::Value;
 
@@ -64,14 +64,14 @@ pub struct Queries {
     pub(super) running: Vec<RunningQuery>,
     pub(super) next: u32,
     /// The stop URLs a server answered `404` (it has no stop endpoint): not asked again.
-    pub(super) no_stop: BTreeSet<String>,
+    pub(super) no_stop: ByUrl<()>,
     /// The chart-data URLs that answered a query's first request with its rows: their
     /// servers run queries synchronously.
-    pub(super) synchronous: BTreeSet<String>,
+    pub(super) synchronous: ByUrl<()>,
     /// Whether each chart-data URL's server takes a `client_id`, and the end of each question
     /// to a stop endpoint still out (what the queries that come meanwhile wait for).
     pub(super) client_ids: ClientIds,
-    pub(super) probes: BTreeMap<String, js_sys::Promise>,
+    pub(super) probes: ByUrl<js_sys::Promise>,
 }
 
 impl Queries {

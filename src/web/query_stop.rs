@@ -363,7 +363,7 @@ pub(super) async fn stop_on_server(inner: &Rc<RefCell<Inner>>, id: u32) -> StopR
     client.release();
     if result == StopResult::Unsupported {
         if let Ok(mut g) = inner.try_borrow_mut() {
-            g.queries.no_stop.insert(url);
+            g.queries.no_stop.insert(url, ());
         }
     }
     result
