@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { transformSync } from "esbuild";
+import { build, transformSync } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = join(root, "pkg");
@@ -21,3 +21,20 @@ for (const path of scripts) {
   writeFileSync(path, code);
   console.log(`${String(source.length).padStart(9)} -> ${String(code.length).padStart(9)}  ${relative(root, path)}`);
 }
+
+// The single-file entry, pkg/index.js: js/index.js with freeable.js, the glue and its snippets
+// in one minified ES module, so that a page that serves the package's files as they are loads
+// one module instead of three in a row (entry, glue, snippets). It lives beside the .wasm, so
+// the URLs it makes with `import.meta.url` (`../pkg/superset_job_guard_bg.wasm` and the glue's
+// `superset_job_guard_bg.wasm`) still name that file, where bundlers find it.
+const entry = join(pkg, "index.js");
+await build({
+  entryPoints: [join(root, "js", "index.js")],
+  bundle: true,
+  format: "esm",
+  minify: true,
+  legalComments: "none",
+  outfile: entry,
+  logLevel: "error", // not the glue's duplicate import-object key (wasm-bindgen writes one per extern block)
+});
+console.log(`${" ".repeat(9)} -> ${String(readFileSync(entry).length).padStart(9)}  ${relative(root, entry)} (js/index.js, one file)`);
