@@ -1,12 +1,12 @@
 // Runs in the page: the guard and the plain-JS baseline, same operations on the same data,
 // interleaved (which goes first alternates each round), several rounds. Each storage size is
 // seeded fresh for each implementation (two 10,000-job sets would not fit localStorage's quota).
-import init, { JobGuard } from "/js/index.js"; // the package's entry, as an app imports it
 import { BaselineGuard } from "./baseline.js";
 
-await init();
-
 const params = new URLSearchParams(location.search);
+// The package's entry, as an app imports it (as package.json names it: bench/serve.mjs).
+const { default: init, JobGuard } = await import(params.get("guardEntry"));
+await init();
 
 // 200 is the default maxJobs, where the targets are set; 10 and 1,000 show how it scales.
 const SIZES = (params.get("sizes") ?? "10,200,1000").split(",").map(Number);
@@ -19,7 +19,7 @@ const IMPLS = {
 };
 // `compare`: another build of the package (bench/serve.mjs), measured beside this one.
 if (params.get("compare")) {
-  const other = await import("/compare/js/index.js");
+  const other = await import(params.get("compareEntry"));
   await other.default();
   IMPLS.compare = (ns) => new other.JobGuard({ namespace: ns, maxJobs: 10000 });
 }
@@ -77,6 +77,8 @@ const OPS = [
 // Each sample runs batches of `iters` calls until at least MIN_MS have passed: Chromium rounds
 // performance.now() to 100 µs, so a 1 ms batch would carry a 10% rounding error.
 const MIN_MS = Number(params.get("minMs") ?? 25);
+// The rounds of checks and rewrites (issue #43's scenario) run in each sample.
+const ROUND_TRIPS = Number(params.get("roundTrips") ?? 10);
 
 function time(fn, iters) {
   let calls = 0;
@@ -106,6 +108,23 @@ for (const n of SIZES) {
       for (const op of OPS) {
         add(n, op.name, impl, time((i) => op.run(g, i, n, ns, make), op.iters(n)));
       }
+      // The scenario of issue #43: rounds of 2,000 checkCancels over the ids in a scattered
+      // order, then 500 recordJobs rewriting scattered records (a status that changes each
+      // round), each kind timed on its own across the rounds.
+      const scattered = (k) => (k * 7919 + 13) % n; // 7919 is prime: every id, in a mixed order
+      let checks = 0;
+      let records = 0;
+      for (let r = 0; r < ROUND_TRIPS; r++) {
+        const t0 = performance.now();
+        for (let k = 0; k < 2000; k++) g.checkCancel(`job-${scattered(k + r)}`);
+        const t1 = performance.now();
+        for (let k = 0; k < 500; k++) g.recordJob(meta(scattered(3 * k + r), r % 2 ? "running" : "pending"));
+        const t2 = performance.now();
+        checks += t1 - t0;
+        records += t2 - t1;
+      }
+      add(n, "checkCancel (rounds)", impl, (checks / (ROUND_TRIPS * 2000)) * 1e6);
+      add(n, "recordJob (rounds)", impl, (records / (ROUND_TRIPS * 500)) * 1e6);
       // logout: re-seed (untimed) before each one.
       const reps = Math.max(1, Math.floor(2000 / n));
       let total = 0;

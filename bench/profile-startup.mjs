@@ -5,7 +5,7 @@
 import { chromium } from "playwright-core";
 
 import { CHROMIUM } from "../tests/e2e/browser.mjs";
-import { serve } from "./serve.mjs";
+import { query, serve } from "./serve.mjs";
 
 const [impl = "guard", loads = "5"] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
@@ -16,7 +16,7 @@ const browser = await chromium.launch({
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", ...flags],
 });
 const CATEGORIES = ["v8", "v8.wasm", "devtools.timeline", "blink", "loading", "disabled-by-default-v8.compile"];
-const STEPS = ["import", "init", "construct", "login", "recordJob", "jobs"];
+const STEPS = ["import", "init", "construct", "login", "recordJob", "jobs", "query"];
 const sums = Object.fromEntries(STEPS.map((s) => [s, {}]));
 const wall = Object.fromEntries(STEPS.map((s) => [s, 0]));
 for (let i = 0; i < Number(loads); i++) {
@@ -26,7 +26,7 @@ for (let i = 0; i < Number(loads); i++) {
   const reported = new Promise((resolve) => {
     page.on("console", (m) => m.text().startsWith("startup ") && resolve(JSON.parse(m.text().slice(8))));
   });
-  await page.goto(`${server.origin}/bench/startup.html?impl=${impl}`, { waitUntil: "commit" });
+  await page.goto(`${server.origin}/bench/startup.html?impl=${impl}&${query}`, { waitUntil: "commit" });
   const { steps } = await reported; // (bench/startup.js says why the page is not asked)
   const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
   await context.close();

@@ -1,8 +1,9 @@
 // npm run bench: the release build in headless Chromium (Debian's), the guard against the
-// plain-JS baseline; prints ns/op medians and their ratio, writes target/bench/results.json,
-// then the start-up figures (bench/startup.mjs). Arguments: `sizes=200,1000`, `rounds=5`,
-// `loads=21`, and `compare=<folder>` (another build's js/ and pkg/, measured beside this one:
-// bench/serve.mjs).
+// plain-JS baseline; prints what a page loads (raw, gzip, brotli), ns/op medians and their
+// ratio, writes target/bench/results.json, then the start-up figures (bench/startup.mjs).
+// Arguments: `sizes=200,1000`, `rounds=5`, `loads=21`, and `compare=<folder>` (another build's
+// js/ and pkg/, measured beside this one: bench/serve.mjs). `npm run bench` passes
+// `compare=target/bench/before`, the commit before issue #43 (bench/before.mjs).
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,8 +12,20 @@ import os from "node:os";
 import { launch } from "../tests/e2e/browser.mjs";
 import { median } from "./median.mjs";
 import { compare, query, serve } from "./serve.mjs";
+import { sizes, summary } from "../scripts/size.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+// What a page loads: this build, the compared one, and the plain-JS baseline (one file).
+{
+  const { gzipSync, brotliCompressSync } = await import("node:zlib");
+  const { readFileSync } = await import("node:fs");
+  const js = readFileSync(join(ROOT, "bench", "baseline.js"));
+  const baseline = { raw: js.length, gzip: gzipSync(js, { level: 9 }).length, brotli: brotliCompressSync(js).length };
+  console.log(`what a page loads: guard ${summary(sizes().at(-1))}`);
+  if (compare) console.log(`                   compare ${summary(sizes(new URL(`file://${compare}/`)).at(-1))}`);
+  console.log(`                   baseline ${summary(baseline)} (bench/baseline.js, unminified)\n`);
+}
 const server = await serve();
 const params = [query, compare ? "compare=1" : ""].filter(Boolean).join("&");
 const url = `${server.origin}/bench/index.html${params ? `?${params}` : ""}`;
@@ -73,5 +86,7 @@ await writeFile(join(ROOT, "target", "bench", "results.json"), JSON.stringify(re
 console.log(`\n${results.date} · ${machine} · ${results.browser} · medians of ${raw.rounds} rounds`);
 console.log("written: target/bench/results.json");
 
-// Then the start-up figures (bench/startup.mjs, `loads=<n>`, 21 by default), in the same run.
+// Then the start-up figures (bench/startup.mjs, `loads=<n>`, 21 by default), and the bundled
+// app's (bench/app-startup.mjs, `loads=<n>`, `repeats=<n>`), in the same run.
 await import("./startup.mjs");
+await import("./app-startup.mjs");

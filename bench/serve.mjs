@@ -3,7 +3,8 @@
 // with `compare=<folder>` on the command line, that folder's js/ and pkg/ (another build of the
 // package, say the commit before a change) under /compare/, for the benches to run side by side.
 import { createServer } from "node:http";
-import { readdir, readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,11 +17,27 @@ export const compare = (() => {
   return arg ? resolve(arg.slice("compare=".length)) : null;
 })();
 
+/** The package's ES entry (package.json's `exports["."].default`) of the build in `root`. */
+function entryOf(root) {
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  return manifest.exports["."].default.replace(/^\.\//, "");
+}
+
+/**
+ * The URLs of the entries the benches import: this checkout's (`guard`) and, with `compare`,
+ * the other build's (`compare`), each as its package.json names it (pkg/index.js, the
+ * single-file entry, since issue #43; js/index.js before).
+ */
+export const entries = {
+  guard: `/${entryOf(ROOT)}`,
+  ...(compare ? { compare: `/compare/${entryOf(compare)}` } : {}),
+};
+
 /** The command line's `name=value` arguments but `compare`, as a query string. */
-export const query = process.argv
-  .slice(2)
-  .filter((a) => a.includes("=") && !a.startsWith("compare="))
-  .join("&");
+export const query = [
+  ...process.argv.slice(2).filter((a) => a.includes("=") && !a.startsWith("compare=")),
+  ...Object.entries(entries).map(([k, v]) => `${k}Entry=${encodeURIComponent(v)}`),
+].join("&");
 
 function fileFor(path) {
   let root = ROOT;
@@ -40,11 +57,8 @@ function fileFor(path) {
  * download at once instead of one import after another.
  */
 async function withHints(wasmOnly) {
-  const snippets = (await readdir(join(ROOT, "pkg", "snippets"), { recursive: true }))
-    .map(String)
-    .filter((f) => f.endsWith(".js"))
-    .map((f) => `/pkg/snippets/${f}`);
-  const modules = ["/js/index.js", "/js/freeable.js", "/pkg/superset_job_guard.js", ...snippets];
+  // The single-file entry is one module (js/index.js's imports, before it, were four more).
+  const modules = [entries.guard];
   const links = [
     ...(wasmOnly ? [] : modules.map((href) => `<link rel="modulepreload" href="${href}">`)),
     `<link rel="preload" href="/pkg/superset_job_guard_bg.wasm" as="fetch" type="application/wasm" crossorigin>`,
@@ -60,6 +74,17 @@ export async function serve() {
     if (path === "/bench/startup-hints.html" || path === "/bench/startup-wasm-hint.html") {
       const html = await withHints(path.endsWith("wasm-hint.html"));
       return res.writeHead(200, { "content-type": "text/html" }).end(html);
+    }
+    // A chart's query as Superset's main answers a synchronous one (bench/startup.js): 100 rows
+    // at once; its stop endpoint is there (the guard asks it once per page, with OPTIONS).
+    if (path === "/api/v1/chart/data/stop" && req.method === "OPTIONS") {
+      return res.writeHead(204, { allow: "OPTIONS, POST" }).end();
+    }
+    if (path === "/api/v1/chart/data" && req.method === "POST") {
+      for await (const _ of req); // the body, read to its end
+      const data = Array.from({ length: 100 }, (_, i) => ({ name: `row ${i}`, value: i }));
+      const body = JSON.stringify({ result: [{ data, rowcount: 100, colnames: ["name", "value"] }] });
+      return res.writeHead(200, { "content-type": "application/json" }).end(body);
     }
     const file = fileFor(path);
     try {

@@ -9,7 +9,7 @@ import os from "node:os";
 
 import { launch } from "../tests/e2e/browser.mjs";
 import { median } from "./median.mjs";
-import { compare, serve } from "./serve.mjs";
+import { compare, query, serve } from "./serve.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const LOADS = Number(process.argv.find((a) => a.startsWith("loads="))?.slice(6) ?? 21);
@@ -17,7 +17,7 @@ const server = await serve();
 const base = `${server.origin}/bench/startup.html`;
 
 const browser = await launch();
-const STEPS = ["import", "init", "construct", "login", "recordJob", "jobs"];
+const STEPS = ["import", "init", "construct", "login", "recordJob", "jobs", "query"];
 // "hints": the guard again, from a page that hints its files; "wasmHint": only its .wasm
 // (bench/serve.mjs).
 const IMPLS = ["guard", "hints", "wasmHint", ...(compare ? ["compare"] : []), "baseline"];
@@ -38,7 +38,7 @@ for (let i = 0; i < LOADS; i++) {
       });
       page.on("pageerror", () => resolve(null));
     });
-    const url = PAGES[impl] ? `${base.replace("startup.html", PAGES[impl])}?impl=guard` : `${base}?impl=${impl}`;
+    const url = `${PAGES[impl] ? base.replace("startup.html", PAGES[impl]) : base}?impl=${PAGES[impl] ? "guard" : impl}&${query}`;
     await page.goto(url, { waitUntil: "commit" });
     const result = await Promise.race([reported, new Promise((resolve) => setTimeout(resolve, 30_000, null))]);
     await context.close();

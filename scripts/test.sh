@@ -26,6 +26,8 @@ wasm-pack test --headless --chrome --firefox \
 
 step "package build (pkg/)"
 bash scripts/build.sh
+# What a page loads, raw, gzip and brotli: every change shows what it costs (issue #43).
+node scripts/size.mjs | tee -a "$log"
 
 step "package API, imported by name (node --test)"
 node --test tests/package/ 2>&1 | tee -a "$log"
@@ -59,4 +61,5 @@ read -r passed failed < <(awk '
   END { print p + 0, f + 0 }' "$log")
 echo
 echo "npm test: $passed passed, $failed failed"
+grep -m1 '^what a page loads:' "$log" || true
 [ "$failed" -eq 0 ]

@@ -7,6 +7,7 @@
 import { build } from "vite";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const OUT = join(ROOT, "target", "bench-app");
@@ -30,7 +31,9 @@ const wasmPreload = {
 /** `variant`: "guard", "baseline", or "compare" (the package's js/ and pkg/ under `folder`: another
  * build of it, say the commit before a change, bundled the same way). */
 export async function buildApp(variant, folder = ROOT) {
-  const pkg = variant === "baseline" ? join(ROOT, "bench", "app", "shim.js") : join(folder, "js", "index.js");
+  // The package's entry as its package.json names it (pkg/index.js since issue #43).
+  const entry = () => JSON.parse(readFileSync(join(folder, "package.json"), "utf8")).exports["."].default;
+  const pkg = variant === "baseline" ? join(ROOT, "bench", "app", "shim.js") : join(folder, entry());
   await build({
     root: join(ROOT, "bench", "app"),
     base: "./",
