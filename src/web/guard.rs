@@ -230,8 +230,10 @@ impl JobGuard {
                 .as_ref()
                 .is_some_and(|s| s.same_identity(&who));
             // Another identity ends the cancels and queries the previous one started (nothing
-            // is sent for them as the new user).
-            let stops = switched.then(|| query_stop::stop_all(g, QueryReason::UserChanged, &[]));
+            // is sent for them as the new user). With no query running (a page's first login)
+            // there is nothing to stop, and the stop code is not run (nor compiled: issue #43).
+            let stops = (switched && !g.queries.running.is_empty())
+                .then(|| query_stop::stop_all(g, QueryReason::UserChanged, &[]));
             let in_flight = if switched {
                 g.announce(Change::UserChanged);
                 g.end_cancels()
