@@ -12,7 +12,8 @@ const pkg = join(root, "pkg");
 // The ES-module build only: pkg/node/ (CommonJS, for Node) is scripts/node-build.mjs's.
 const scripts = readdirSync(pkg, { recursive: true })
   .map(String)
-  .filter((f) => f.endsWith(".js") && !f.startsWith("node/"))
+  // (pkg/index.js, the single-file entry below, is written after this loop from js/index.js.)
+  .filter((f) => f.endsWith(".js") && !f.startsWith("node/") && f !== "index.js")
   .map((f) => join(pkg, f));
 
 for (const path of scripts) {
