@@ -4,6 +4,7 @@
 // Arguments: `sizes=200,1000`, `rounds=5`, `loads=21`, and `compare=<folder>` (another build's
 // js/ and pkg/, measured beside this one: bench/serve.mjs). `npm run bench` passes
 // `compare=target/bench/before`, the commit before issue #43 (bench/before.mjs).
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,16 +13,13 @@ import os from "node:os";
 import { launch } from "../tests/e2e/browser.mjs";
 import { median } from "./median.mjs";
 import { compare, query, serve } from "./serve.mjs";
-import { sizes, summary } from "../scripts/size.mjs";
+import { measure, sizes, summary } from "../scripts/size.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 // What a page loads: this build, the compared one, and the plain-JS baseline (one file).
 {
-  const { gzipSync, brotliCompressSync } = await import("node:zlib");
-  const { readFileSync } = await import("node:fs");
-  const js = readFileSync(join(ROOT, "bench", "baseline.js"));
-  const baseline = { raw: js.length, gzip: gzipSync(js, { level: 9 }).length, brotli: brotliCompressSync(js).length };
+  const baseline = measure(readFileSync(join(ROOT, "bench", "baseline.js")));
   console.log(`what a page loads: guard ${summary(sizes().at(-1))}`);
   if (compare) console.log(`                   compare ${summary(sizes(new URL(`file://${compare}/`)).at(-1))}`);
   console.log(`                   baseline ${summary(baseline)} (bench/baseline.js, unminified)\n`);

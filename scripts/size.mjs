@@ -34,12 +34,12 @@ function pageFiles(root) {
   return files;
 }
 
+/** `bytes`' raw, gzip -9 and brotli sizes. */
+export const measure = (bytes) => ({ raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, brotli: brotli(bytes) });
+
 /** Each file's raw, gzip -9 and brotli sizes, and their total, for the build in `root`. */
 export function sizes(root = new URL("..", import.meta.url)) {
-  const rows = pageFiles(root).map(([what, path]) => {
-    const bytes = readFileSync(new URL(path, root));
-    return { what, path, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, brotli: brotli(bytes) };
-  });
+  const rows = pageFiles(root).map(([what, path]) => ({ what, path, ...measure(readFileSync(new URL(path, root))) }));
   const total = { what: "total", path: "", raw: 0, gzip: 0, brotli: 0 };
   for (const r of rows) for (const k of ["raw", "gzip", "brotli"]) total[k] += r[k];
   return [...rows, total];
