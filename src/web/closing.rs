@@ -7,7 +7,7 @@
 //! whose `cancel()` is in flight. Each is sent by the guard whose waiter would cancel it, with
 //! `fetch(…, { keepalive: true })`, through the same request `cancel()` sends (its endpoint,
 //! that guard's headers and `fetch`, the tab id recorded at submit). Best effort: no retry, no
-//! answer read. The page's running queries are stopped ([`super::query_stop::stop_all`]), and
+//! answer read. The page's running queries are stopped ([`super::query_stop_all::stop_all`]), and
 //! its wait entries go with it.
 
 use std::cell::RefCell;
@@ -65,7 +65,7 @@ fn close() {
     let mut stops = Vec::new();
     for guard in &all {
         if let Ok(mut g) = guard.try_borrow_mut() {
-            stops.push(super::query_stop::stop_all(
+            stops.push(super::query_stop_all::stop_all(
                 &mut g,
                 crate::core::query::QueryReason::PageEnd,
                 &[],
@@ -112,6 +112,6 @@ fn close() {
     }
     let _ = send_keepalive(requests);
     for stop in stops {
-        let _ = super::query_stop::send_stops(stop);
+        let _ = super::query_stop_all::send_stops(stop);
     }
 }

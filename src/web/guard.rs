@@ -21,7 +21,7 @@ use super::types::{
     TaskStatusMessage, TaskSubmission,
 };
 use super::waiting;
-use super::{query, query_stop};
+use super::{query, query_stop_all};
 use crate::core::cancel::CheckWire;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
@@ -233,7 +233,7 @@ impl JobGuard {
             // is sent for them as the new user). With no query running (a page's first login)
             // there is nothing to stop, and the stop code is not run (nor compiled: issue #43).
             let stops = (switched && !g.queries.running.is_empty())
-                .then(|| query_stop::stop_all(g, QueryReason::UserChanged, &[]));
+                .then(|| query_stop_all::stop_all(g, QueryReason::UserChanged, &[]));
             let in_flight = if switched {
                 g.announce(Change::UserChanged);
                 g.end_cancels()
@@ -252,7 +252,7 @@ impl JobGuard {
             dom::abort(&controller);
         }
         if let Some(stops) = stops {
-            let _ = query_stop::send_stops(stops);
+            let _ = query_stop_all::send_stops(stops);
         }
         // A follow that a 401 stopped resumes.
         #[cfg(feature = "follow")]
@@ -283,14 +283,14 @@ impl JobGuard {
             for other in super::page::guards(Some(&self.inner)) {
                 if let Ok(mut o) = other.try_borrow_mut() {
                     if o.options.namespace == namespace {
-                        stops.push(query_stop::stop_all(&mut o, QueryReason::Logout, &[]));
+                        stops.push(query_stop_all::stop_all(&mut o, QueryReason::Logout, &[]));
                     }
                 }
             }
             Ok(stops)
         })?;
         let (purged, removed, in_flight, mut stops) = self.with(|g| {
-            let stops = query_stop::stop_all(g, QueryReason::Logout, &others);
+            let stops = query_stop_all::stop_all(g, QueryReason::Logout, &others);
             let in_flight = g.end_cancels();
             let (purged, removed) = g.store.sign_out();
             if removed {
@@ -303,7 +303,7 @@ impl JobGuard {
         for theirs in neighbours {
             stops.merge(theirs);
         }
-        let stopped = query_stop::send_stops(stops);
+        let stopped = query_stop_all::send_stops(stops);
         if let Some(controller) = in_flight {
             dom::abort(&controller);
         }

@@ -16,8 +16,9 @@
 //! - `page`: the page's guards, its token, each guard's waiters as a decision sees them
 //! - `closing`: the page's end: `pagehide`, keepalive cancels and stops
 //! - `query`: `query()` taken and registered; `query_send` its request (whether it carries a
-//!   `client_id`); `query_drive` its life until it settles; `query_stop` stopping queries on
-//!   the server; `query_state` the running queries as the guard's state holds them
+//!   `client_id`); `query_drive` its life until it settles; `query_stop` stopping one on the
+//!   server; `query_stop_all` every one of a guard at once (a logout, a user switch, the
+//!   page's end); `query_state` the running queries as the guard's state holds them
 //! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
 //! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
 //! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
@@ -59,6 +60,7 @@ mod query_drive;
 mod query_send;
 mod query_state;
 mod query_stop;
+mod query_stop_all;
 mod random;
 mod state;
 mod storage;

@@ -8,7 +8,7 @@
 //! A query's promise never rejects. It is stopped by its signal (its request aborted and
 //! `POST /api/v1/chart/data/stop {client_id}` sent; its jobs cancelled through `cancel()`'s
 //! path), by `logout()` in any tab (with `keepalive`; in this tab before the session ends:
-//! [`super::query_stop::stop_all`]), by the page's end ([`super::closing`]) and by a user
+//! [`super::query_stop_all::stop_all`]), by the page's end ([`super::closing`]) and by a user
 //! switch (nothing is sent for it as the new user). An answer that arrives after any of these
 //! is never handed over.
 

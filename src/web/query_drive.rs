@@ -184,7 +184,7 @@ pub(super) async fn drive(
                             return (outcome, JsValue::NULL);
                         }
                         // A first request answered at once: this URL runs queries synchronously
-                        // (their stop's 400 is not waited for: query_stop::ends_at_stop).
+                        // (their stop's 400 is not waited for: query_state::Queries::ends_at_stop).
                         if status == 200 && life.phase() == Phase::Sending {
                             if let Ok(mut g) = inner.try_borrow_mut() {
                                 g.queries.synchronous.insert(settings.url.clone(), ());
