@@ -408,6 +408,79 @@ async fn an_aborted_signal_ends_the_cancel_with_no_further_request() {
 }
 
 #[wasm_bindgen_test]
+async fn options_it_cannot_take_are_refused_and_nothing_is_sent() {
+    let mock = MockFetch::new(json!([{ "status": 200 }]));
+    let g = guard("c-options", &mock, json!({}));
+    let controller = web_sys::AbortController::new().unwrap();
+    let with = |key: &str, value: JsValue| {
+        let options = with_signal(&controller.signal());
+        js_sys::Reflect::set(&options, &key.into(), &value).unwrap();
+        options
+    };
+    let refused = [
+        // The controller where its signal goes: a cancel the app could never abort.
+        (with("signal", controller.clone().into()), "AbortSignal"),
+        // A look-alike of a signal.
+        (js(json!({ "signal": { "aborted": false } })), "AbortSignal"),
+        // The signal given as the options themselves.
+        (controller.signal().into(), "plain object"),
+        // An unknown key beside a good signal.
+        (with("timeoutMs", 5.into()), "timeoutMs"),
+        // Not an object.
+        (JsValue::from_str("now"), "cancel's options"),
+    ];
+    for (options, says) in refused {
+        let pending = g.cancel("job-1".into(), options);
+        let out = rust(&JsFuture::from(pending).await.unwrap());
+        assert_eq!(
+            (
+                &out["outcome"],
+                &out["reason"],
+                &out["attempts"],
+                &out["jobId"]
+            ),
+            (
+                &json!("refused"),
+                &json!("invalid_input"),
+                &json!(0),
+                &json!("job-1")
+            ),
+            "{out}"
+        );
+        let message = out["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    assert!(mock.calls().is_empty(), "nothing is sent");
+    assert_eq!(status_of(&g, "job-1"), "running");
+    // `{ signal: null }` is no signal: the cancel is sent.
+    let out = rust(
+        &JsFuture::from(g.cancel("job-1".into(), js(json!({ "signal": null }))))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(out["outcome"], "cancelled");
+    assert_eq!(mock.calls().len(), 1);
+    // So are `undefined`, `null`, `{}` and `{ signal: undefined }`: the job has ended now, and
+    // each is checked as a cancel, not refused as options.
+    let undefined_signal = js_sys::Object::new();
+    js_sys::Reflect::set(&undefined_signal, &"signal".into(), &JsValue::UNDEFINED).unwrap();
+    for options in [
+        JsValue::UNDEFINED,
+        JsValue::NULL,
+        js(json!({})),
+        undefined_signal.into(),
+    ] {
+        let out = rust(
+            &JsFuture::from(g.cancel("job-1".into(), options))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(out["reason"], "already_finished", "{out}");
+    }
+    g.logout().unwrap();
+}
+
+#[wasm_bindgen_test]
 async fn an_abort_ends_the_wait_even_when_the_fetch_ignores_its_signal() {
     // The app's fetch answers late whatever the signal says: the abort ends the cancel at once,
     // and the late answer changes nothing.

@@ -28,13 +28,15 @@ names! {
 
 names! {
     /// Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
-    /// `unknown_job`, `already_finished`), or the server's for a task that is running and
-    /// cannot be aborted (a 422, with the task's status read back: `not_abortable`). Absent
-    /// when the server refused for another reason.
+    /// `unknown_job`, `already_finished`), options it cannot take (`invalid_input`: nothing is
+    /// sent), or the server's for a task that is running and cannot be aborted (a 422, with
+    /// the task's status read back: `not_abortable`). Absent when the server refused for
+    /// another reason.
     pub enum RefusalReason ("not a refusal reason") {
         NoSession = "no_session",
         UnknownJob = "unknown_job",
         AlreadyFinished = "already_finished",
+        InvalidInput = "invalid_input",
         NotAbortable = "not_abortable",
     }
 }

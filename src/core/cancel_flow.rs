@@ -4,7 +4,10 @@
 
 use super::cancel::{CancelCheck, RefusalReason};
 use serde::Serialize;
+use serde_json::Value;
 
+use super::error::GuardError;
+use super::ids::quote;
 use super::model::TaskStatus;
 use super::random::Random;
 use super::response::{
@@ -48,6 +51,51 @@ pub struct CancelOutcome {
     /// The task's status as read back after a 422, for its record (not shown to the app).
     #[serde(skip)]
     pub status: Option<TaskStatus>,
+}
+
+impl CancelOutcome {
+    /// The outcome of a `cancel()` whose options cannot be taken (`message` says why):
+    /// `refused` with `invalid_input`, nothing sent. An option is never ignored: a cancel the
+    /// app believes it can abort, run with no signal, could not be stopped.
+    pub fn invalid_input(job_id: String, message: String) -> Self {
+        CancelOutcome {
+            outcome: Outcome::Refused,
+            job_id,
+            message,
+            retryable: false,
+            http_status: None,
+            attempts: 0,
+            reason: Some(RefusalReason::InvalidInput),
+            action: None,
+            status: None,
+        }
+    }
+}
+
+/// Reads `cancel()`'s options as JSON writes them, without `signal` (the shell takes it out
+/// first: JSON cannot hold it): `null` (none given) or an object with no other key. Anything
+/// else is refused, naming what is wrong, in the words of `waitFor()`'s and `query()`'s
+/// options. (The parsed value, not a serde struct: options with nothing to read need no
+/// reader of their own in the module.)
+pub fn read_options(options: &Value) -> Result<(), GuardError> {
+    match options {
+        Value::Null => Ok(()),
+        // `signal` is a known key (the shell takes it out first).
+        Value::Object(keys) => match keys.keys().find(|k| *k != "signal") {
+            None => Ok(()),
+            Some(key) => Err(GuardError::InvalidOptions(
+                [
+                    "unknown option `",
+                    &quote(key),
+                    "` of cancel (known: signal)",
+                ]
+                .concat(),
+            )),
+        },
+        _ => Err(GuardError::InvalidOptions(
+            "cancel's options must be an object, null or undefined".to_owned(),
+        )),
+    }
 }
 
 /// What one answer to a cancel request was.
@@ -230,6 +278,32 @@ mod tests {
     use super::*;
     use crate::core::cancel::CancelRefusal;
     use crate::core::doubles::SequenceRandom;
+
+    #[test]
+    fn cancel_options_are_nothing_but_their_signal() {
+        let read = |text: &str| {
+            let value = crate::core::quiet::parse(text).unwrap();
+            read_options(&value).map_err(|e| e.message())
+        };
+        for no_options in ["null", "{}", r#"{"signal": null}"#] {
+            assert_eq!(read(no_options), Ok(()), "{no_options}");
+        }
+        let unknown = read(r#"{"timeoutMs": 5}"#).unwrap_err();
+        assert!(
+            unknown.contains("`timeoutMs` of cancel (known: signal)"),
+            "{unknown}"
+        );
+        let not_object = read("[]").unwrap_err();
+        assert!(
+            not_object.contains("cancel's options must be an object"),
+            "{not_object}"
+        );
+        let out = CancelOutcome::invalid_input("job-1".to_owned(), "why".to_owned());
+        assert_eq!(
+            (out.outcome, out.reason, out.attempts, out.http_status),
+            (Outcome::Refused, Some(RefusalReason::InvalidInput), 0, None)
+        );
+    }
 
     fn status(s: u16) -> Answer {
         Answer::Status {

@@ -104,6 +104,14 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
         .map_err(|e| GuardError::Internal(e.to_string()).into())
 }
 
+/// An error's `message`, as a JS `Error` (a `GuardError`) carries it.
+pub fn message_of(error: &JsValue) -> String {
+    js_sys::Reflect::get(error, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default()
+}
+
 /// The JS value of a Rust model's TypeScript type: what tsify's `Ts<T>` wraps. Exports take and
 /// return it, so the `.d.ts` names the type `T`'s declaration says. (Not `Ts<T>` itself: it hands
 /// its value out only as a clone, a second JS handle made and dropped on every call.)

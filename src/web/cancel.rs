@@ -15,22 +15,48 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
-use super::boundary::to_js;
+use super::boundary::{message_of, plain, to_js};
 use super::clock::DateClock;
 use super::http::{Body, Client, Failure, Request, Sender};
 use super::listeners::Listeners;
 use super::random::MathRandom;
 use super::state::Inner;
 use crate::core::cancel::CancelCheck;
-use crate::core::cancel_flow::{Answer, CancelFlow, CancelOutcome, Step};
+use crate::core::cancel_flow::{read_options, Answer, CancelFlow, CancelOutcome, Step};
 use crate::core::clock::Clock;
 use crate::core::endpoints::{read_status, reading, Limit, Read};
+use crate::core::error::GuardError;
 use crate::core::model::TaskStatus;
 use crate::core::options::GuardOptions;
 #[cfg(feature = "follow")]
 use crate::core::response::Outcome;
 use crate::core::response::{Contract, Reply};
 use crate::core::tabs::{Change, Source};
+
+/// `cancel()`'s options, read: their `signal`, or why they cannot be taken (options that are
+/// not a plain object, an unknown key, a `signal` that is not an `AbortSignal`: its
+/// controller, a look-alike, one of another window).
+pub fn signal_of(options: &JsValue) -> Result<Option<AbortSignal>, String> {
+    let options =
+        plain(options, Some("signal"), GuardError::InvalidOptions).map_err(|e| message_of(&e))?;
+    let value = options.value().map_err(|e| message_of(&e))?;
+    read_options(&value).map_err(|e| e.message())?;
+    let signal = options.taken;
+    if signal.is_undefined() || signal.is_null() {
+        return Ok(None);
+    }
+    signal.dyn_into::<AbortSignal>().map(Some).map_err(|_| {
+        "Invalid options: `signal` must be an AbortSignal (a controller's `.signal`)".to_owned()
+    })
+}
+
+/// A `cancel()` refused before anything is sent: its options cannot be taken.
+pub fn refused(job_id: String, message: String) -> Promise {
+    let outcome = to_js(&CancelOutcome::invalid_input(job_id, message)).unwrap_or_else(|e| e);
+    let outcome: &Object = outcome.unchecked_ref();
+    let outcome: JsValue = Object::freeze(outcome).into();
+    Promise::resolve(&outcome)
+}
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
 /// A second `cancel()` of a job whose cancel is still running gets the same promise: one

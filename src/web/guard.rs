@@ -6,7 +6,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
 
 use super::boundary::{from_js, function, guard_options, plain, to_js, to_ts, Js};
 use super::cancel;
@@ -462,7 +461,8 @@ impl JobGuard {
 
     /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then
     /// POSTs to the cancel endpoint, retrying transient failures. Never rejects: every path
-    /// resolves to a `CancelOutcome`.
+    /// resolves to a `CancelOutcome`. Options it cannot take (an unknown key, a `signal` that
+    /// is not an `AbortSignal`) are `refused` with `invalid_input`, nothing sent.
     #[wasm_bindgen(unchecked_return_type = "Promise<CancelOutcome>")]
     pub fn cancel(
         &self,
@@ -470,13 +470,9 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "CancelOptions")] options: JsValue,
     ) -> js_sys::Promise {
         let job_id = job_id.as_string().unwrap_or_default();
-        let signal = if options.is_object() {
-            js_sys::Reflect::get(&options, &JsValue::from_str("signal"))
-                .ok()
-                .and_then(|s| s.dyn_into::<AbortSignal>().ok())
-        } else {
-            None
-        };
-        cancel::start(&self.inner, &self.listeners, job_id, signal)
+        match cancel::signal_of(&options) {
+            Ok(signal) => cancel::start(&self.inner, &self.listeners, job_id, signal),
+            Err(message) => cancel::refused(job_id, message),
+        }
     }
 }

@@ -21,7 +21,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortController, AbortSignal};
 
-use super::boundary::{plain, to_js};
+use super::boundary::{message_of, plain, to_js};
 use super::clock::DateClock;
 use super::closing;
 use super::dom;
@@ -61,14 +61,6 @@ fn refused(reason: QueryReason, message: String) -> Promise {
         &QueryOutcome::refused(None, reason, message),
         &JsValue::NULL,
     )
-}
-
-/// An error's `message`.
-fn message_of(error: &JsValue) -> String {
-    Reflect::get(error, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_default()
 }
 
 /// `query(body, options)`: sends the chart-data request now; the promise settles with its

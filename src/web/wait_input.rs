@@ -2,11 +2,10 @@
 //! and its input, a `202` body recorded (as `recordTasks` or `recordJob` would) or job ids, and
 //! each job admitted by the core's rules ([`can_hear`], [`admit`]) before anything waits.
 
-use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::plain;
+use super::boundary::{message_of, plain};
 use super::state::Inner;
 use crate::core::error::GuardError;
 use crate::core::session::Session;
@@ -57,14 +56,6 @@ pub(super) fn read(input: &JsValue) -> Result<WaitInput, Refused> {
         },
         Err(e) => Err(invalid(message_of(&e))),
     }
-}
-
-/// An error's `message`, as a JS `Error` (a `GuardError`) carries it.
-fn message_of(error: &JsValue) -> String {
-    Reflect::get(error, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_default()
 }
 
 /// A refusal with the jobs it concerns and the job it names.

@@ -136,7 +136,7 @@ export async function dashboard(created: JobMetadata, event: AsyncEvent): Promis
   if (outcome.outcome === "refused") {
     // Narrowed: a refusal says why when the guard or the task's status knows (a server's 403
     // does not).
-    const why: "no_session" | "unknown_job" | "already_finished" | "not_abortable" | undefined =
+    const why: "no_session" | "unknown_job" | "already_finished" | "invalid_input" | "not_abortable" | undefined =
       outcome.reason;
     text += why ?? "refused by the server";
   }

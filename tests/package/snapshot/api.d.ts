@@ -668,11 +668,12 @@ export type WaitRefusalReason = "no_session" | "unknown_job" | "not_job_owner" |
 
 /**
  * Why a cancel's outcome is `refused`: the guard's own check (`no_session`,
- * `unknown_job`, `already_finished`), or the server's for a task that is running and
- * cannot be aborted (a 422, with the task's status read back: `not_abortable`). Absent
- * when the server refused for another reason.
+ * `unknown_job`, `already_finished`), options it cannot take (`invalid_input`: nothing is
+ * sent), or the server's for a task that is running and cannot be aborted (a 422, with
+ * the task's status read back: `not_abortable`). Absent when the server refused for
+ * another reason.
  */
-export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "not_abortable";
+export type RefusalReason = "no_session" | "unknown_job" | "already_finished" | "invalid_input" | "not_abortable";
 
 /**
  * `query()`'s options: `signal` (its abort stops the query on the server), `staleTimeoutMs`
@@ -718,7 +719,8 @@ export class JobGuard {
     /**
      * Cancels a job the session owns: checks locally first (a refusal sends nothing), then
      * POSTs to the cancel endpoint, retrying transient failures. Never rejects: every path
-     * resolves to a `CancelOutcome`.
+     * resolves to a `CancelOutcome`. Options it cannot take (an unknown key, a `signal` that
+     * is not an `AbortSignal`) are `refused` with `invalid_input`, nothing sent.
      */
     cancel(jobId: string, options?: CancelOptions): Promise<CancelOutcome>;
     /**
