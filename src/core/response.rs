@@ -223,7 +223,7 @@ pub fn classify(status: u16, contract: Contract, reply: &Reply) -> Classificatio
         ),
         404 if reply.is_foreign() => (
             Outcome::Unsupported,
-            "Cancel is not available on this server (it has no cancel endpoint): the job runs until it ends"
+            "Cancel is not available on this server (no cancel endpoint answered: Superset 6.1.0 has none; on another, check `cancelUrl` and the page's proxy): the job runs until it ends"
                 .to_owned(),
             false,
         ),
