@@ -112,6 +112,17 @@ pub fn message_of(error: &JsValue) -> String {
         .unwrap_or_default()
 }
 
+/// The `signal` an options object held ([`plain`]'s `taken`): none for `undefined` or `null`,
+/// or why it cannot be taken (its controller, a look-alike, one of another window).
+pub fn signal_in(taken: JsValue) -> Result<Option<web_sys::AbortSignal>, String> {
+    if taken.is_undefined() || taken.is_null() {
+        return Ok(None);
+    }
+    taken.dyn_into().map(Some).map_err(|_| {
+        "Invalid options: `signal` must be an AbortSignal (a controller's `.signal`)".to_owned()
+    })
+}
+
 /// The JS value of a Rust model's TypeScript type: what tsify's `Ts<T>` wraps. Exports take and
 /// return it, so the `.d.ts` names the type `T`'s declaration says. (Not `Ts<T>` itself: it hands
 /// its value out only as a clone, a second JS handle made and dropped on every call.)

@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
-use super::boundary::{message_of, plain, to_js};
+use super::boundary::{message_of, plain, signal_in, to_js};
 use super::clock::DateClock;
 use super::http::{Body, Client, Failure, Request, Sender};
 use super::listeners::Listeners;
@@ -41,21 +41,21 @@ pub fn signal_of(options: &JsValue) -> Result<Option<AbortSignal>, String> {
         plain(options, Some("signal"), GuardError::InvalidOptions).map_err(|e| message_of(&e))?;
     let value = options.value().map_err(|e| message_of(&e))?;
     read_options(&value).map_err(|e| e.message())?;
-    let signal = options.taken;
-    if signal.is_undefined() || signal.is_null() {
-        return Ok(None);
-    }
-    signal.dyn_into::<AbortSignal>().map(Some).map_err(|_| {
-        "Invalid options: `signal` must be an AbortSignal (a controller's `.signal`)".to_owned()
-    })
+    signal_in(options.taken)
 }
 
 /// A `cancel()` refused before anything is sent: its options cannot be taken.
 pub fn refused(job_id: String, message: String) -> Promise {
-    let outcome = to_js(&CancelOutcome::invalid_input(job_id, message)).unwrap_or_else(|e| e);
+    Promise::resolve(&frozen(&CancelOutcome::invalid_input(job_id, message)))
+}
+
+/// An outcome as the app gets it: frozen, since two callers sharing one cancel share its
+/// outcome, and neither can change what the other reads. (A `CancelOutcome` always converts;
+/// the error would be resolved rather than thrown.)
+fn frozen(outcome: &CancelOutcome) -> JsValue {
+    let outcome = to_js(outcome).unwrap_or_else(|e| e);
     let outcome: &Object = outcome.unchecked_ref();
-    let outcome: JsValue = Object::freeze(outcome).into();
-    Promise::resolve(&outcome)
+    Object::freeze(outcome).into()
 }
 
 /// Starts one cancel; the promise resolves to its `CancelOutcome` and never rejects.
@@ -92,12 +92,7 @@ pub fn start(
                 Listeners::notify(&listeners, Change::JobsChanged, Source::Local);
             }
         }
-        // A CancelOutcome always converts; the error would be resolved rather than thrown.
-        // Frozen: two callers sharing one cancel share its outcome, and neither can change
-        // what the other reads.
-        let outcome = to_js(&outcome).unwrap_or_else(|e| e);
-        let outcome: &Object = outcome.unchecked_ref();
-        Ok(Object::freeze(outcome).into())
+        Ok(frozen(&outcome))
     });
     // The future first runs in a later microtask: the entry is there before it can end.
     if let Ok(mut guard) = inner.try_borrow_mut() {

@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::boundary::{message_of, plain};
+use super::boundary::{message_of, plain, signal_in};
 use super::state::Inner;
 use crate::core::error::GuardError;
 use crate::core::session::Session;
@@ -32,15 +32,7 @@ fn invalid(message: String) -> Refused {
 pub(super) fn read_options(options: &JsValue, guards: bool) -> Result<WaitOptions, Refused> {
     let plain = plain(options, Some("signal"), GuardError::InvalidOptions)
         .map_err(|e| invalid(message_of(&e)))?;
-    let signal = match plain.taken.clone() {
-        s if s.is_undefined() || s.is_null() => None,
-        s => Some(s.dyn_into::<AbortSignal>().map_err(|_| {
-            invalid(
-                "Invalid options: `signal` must be an AbortSignal (a controller's `.signal`)"
-                    .to_owned(),
-            )
-        })?),
-    };
+    let signal = signal_in(plain.taken.clone()).map_err(invalid)?;
     let settings = plain
         .read(|d| WaitSettings::read(d, guards))
         .map_err(|e| invalid(message_of(&e)))?;
