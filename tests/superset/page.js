@@ -84,8 +84,10 @@ function createFlow() {
   /** guard.query() of the chart; `abortWhenRecorded` aborts it (or signs out, with
    * `logoutWhenRecorded`) as soon as its 202 is recorded, from the guard's own change, and
    * `abortWhenSent` as its chart-data request leaves. The
-   * outcome without its result, the rows, what the guard requested meanwhile, and for a
-   * logout the time its `stopped` took. */
+   * outcome without its result, the rows, what the guard requested meanwhile, for a
+   * logout the time its `stopped` took, and for an abort whose stop is cancelling the job,
+   * `cancel(id)` asked in the same task the outcome came in, while that stop's request is
+   * still out: so it is that request's outcome, and the test does not race its answer. */
   async function query({ force = true, abortWhenRecorded = false, logoutWhenRecorded = false, abortWhenSent = false } = {}) {
     const controller = new AbortController();
     onChartPost = abortWhenSent ? () => controller.abort() : null;
@@ -103,8 +105,10 @@ function createFlow() {
     unsubscribe();
     onChartPost = null;
     const { result, ...rest } = outcome;
+    const cancel = abortWhenRecorded && rest.cancelling?.length ? await guard.cancel(rest.cancelling[0]) : null;
     return {
       outcome: rest,
+      cancel,
       rows: result?.result?.[0]?.data ?? null,
       requested: requested.slice(before),
       stoppedMs: stopped ? await stopped : null,
