@@ -164,8 +164,14 @@ impl QueryOutcome {
             Some(StopResult::Refused) => "; the server refused to stop it",
             Some(StopResult::Failed) => "; its stop got no answer",
             Some(StopResult::Sent) => "; the server was told to stop it",
+            // A logout sends its cancels itself (`cancel(id)` would be refused once the session
+            // has ended): its `stopped` is what settles when they are answered.
             Some(StopResult::Cancelling) if !self.cancelling.is_empty() => {
-                "; its jobs' cancel was sent (guard.cancel(id) gives each outcome)"
+                if self.reason == Some(QueryReason::Logout) {
+                    "; its jobs' cancel was sent with the logout (logout()'s stopped settles when they are answered)"
+                } else {
+                    "; its jobs' cancel was sent (guard.cancel(id) gives each outcome)"
+                }
             }
             Some(StopResult::Cancelling | StopResult::NotSent) | None => {
                 if self.reason == Some(QueryReason::UserChanged) {
@@ -659,6 +665,12 @@ mod tests {
             "{}",
             o.message
         );
+        // Not `cancel(id)`: that is refused once the session has ended.
+        assert!(
+            o.message.contains("stopped") && !o.message.contains("guard.cancel"),
+            "{}",
+            o.message
+        );
         let mut o = life().aborted(QueryReason::Signal, Some(StopResult::NotSent), Vec::new());
         o.explain_stop();
         assert!(o.message.contains("nothing was sent"), "{}", o.message);
@@ -674,6 +686,7 @@ mod tests {
         o.cancelling = vec!["j".into()];
         o.explain_stop();
         assert!(o.message.contains("cancel was sent"), "{}", o.message);
+        assert!(o.message.contains("guard.cancel(id)"), "{}", o.message);
         let mut done = QueryOutcome::new(QueryResult::Done, None, "The query is done");
         done.explain_stop();
         assert_eq!(done.message, "The query is done");
