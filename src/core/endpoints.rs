@@ -300,7 +300,13 @@ mod tests {
             status(json!({"cancelUrl": "/superset/{job_id}/cancel"})),
             format!("/api/v1/task/{id}/status")
         );
-        // The task itself stands there too.
+    }
+
+    /// The task itself stands beside its cancel URL too (read by `follow`'s failed tasks only).
+    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
+    #[test]
+    fn the_task_url_stands_beside_the_task_cancel_url() {
+        let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
         let task = |options: Value| from_json(&options).unwrap().task_url_for(id);
         assert_eq!(task(json!({})), format!("/api/v1/task/{id}"));
         assert_eq!(

@@ -17,9 +17,10 @@ use web_sys::AbortSignal;
 
 use super::boundary::{message_of, plain, signal_in, to_js};
 use super::clock::DateClock;
-use super::http::{Body, Client, Failure, Request, Sender};
+use super::http::{Body, Client, Failure, Sender};
 use super::listeners::Listeners;
 use super::random::MathRandom;
+use super::request::Request;
 use super::state::Inner;
 use crate::core::cancel::CancelCheck;
 use crate::core::cancel_flow::{read_options, Answer, CancelFlow, CancelOutcome, Step};

@@ -1,7 +1,8 @@
-//! The page's clock.
+//! The page's clock and its timers.
 
 use std::cell::Cell;
 
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use crate::core::clock::Clock;
@@ -11,6 +12,11 @@ extern "C" {
     /// `Date.now()`, which page code may have replaced with something that throws.
     #[wasm_bindgen(catch, js_namespace = Date, js_name = now)]
     fn date_now() -> Result<JsValue, JsValue>;
+    /// The global `setTimeout` (absent outside pages and workers: then nothing waits).
+    #[wasm_bindgen(catch, js_name = setTimeout)]
+    pub(super) fn set_timeout(callback: &Function, ms: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = clearTimeout)]
+    pub(super) fn clear_timeout(id: &JsValue) -> Result<(), JsValue>;
 }
 
 thread_local! {

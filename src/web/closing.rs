@@ -17,8 +17,8 @@ use wasm_bindgen::prelude::*;
 
 use super::cancel;
 use super::dom;
-use super::http::{send_keepalive, Request};
 use super::page::{guards, this_page, view_of, with_views, View};
+use super::request::{send_keepalive, Request};
 use crate::core::awaited::at_page_end;
 
 /// The page's one `pagehide` listener.

@@ -25,8 +25,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
 use super::clock::DateClock;
+use super::clock::{clear_timeout, set_timeout};
 use super::dom;
-use super::http::{clear_timeout, set_timeout};
 use super::listeners::Listeners;
 use super::poll::{once, Cursor, Next};
 use super::state::Inner;

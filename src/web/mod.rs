@@ -62,6 +62,7 @@ mod query_state;
 mod query_stop;
 mod query_stop_all;
 mod random;
+mod request;
 mod state;
 mod storage;
 mod tabs;

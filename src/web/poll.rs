@@ -10,9 +10,10 @@ use web_sys::AbortSignal;
 
 use super::clock::DateClock;
 use super::dom;
-use super::http::{Body, Client, Request, Sender};
+use super::http::{Body, Client, Sender};
 use super::listeners::Listeners;
 use super::random::MathRandom;
+use super::request::Request;
 use super::state::Inner;
 use super::storage;
 use crate::core::clock::Clock;

@@ -25,11 +25,11 @@ use super::boundary::{message_of, plain, to_js};
 use super::clock::DateClock;
 use super::closing;
 use super::dom;
-use super::http;
 use super::listeners::Listeners;
 use super::page;
 use super::query_drive::drive;
 use super::query_stop::{stop_request, taken_by_logout};
+use super::request;
 use crate::core::clock::Clock;
 
 use super::query_state::{stop_url_for, Prepared, RunningQuery};
@@ -286,7 +286,7 @@ pub(super) fn abort(inner: &Rc<RefCell<Inner>>, id: u32, reason: QueryReason) {
     }
     let controller = controller.map(|(controller, _)| controller);
     if let Some((request, fetch)) = stop {
-        let pending = http::fetch_now(&request, fetch.as_ref());
+        let pending = request::fetch_now(&request, fetch.as_ref());
         if let (Some(pending), Ok(mut g)) = (pending, inner.try_borrow_mut()) {
             if let Some(q) = g.queries.get(id) {
                 q.stop_pending = Some(pending);

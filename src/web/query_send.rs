@@ -10,7 +10,8 @@ use web_sys::AbortController;
 
 use super::clock::DateClock;
 use super::dom;
-use super::http::{Body, Client, Failure, Request, Sender};
+use super::http::{Body, Client, Failure, Sender};
+use super::request::Request;
 use crate::core::clock::Clock;
 
 use super::query_state::stop_url_for;

@@ -12,10 +12,10 @@ use wasm_bindgen::JsValue;
 use web_sys::AbortController;
 
 use super::dom;
-use super::http;
-use super::http::{Body, Client, Request, Sender};
+use super::http::{Body, Client, Sender};
 use super::listeners::Listeners;
 use super::query_state::RunningQuery;
+use super::request::{self, Request};
 use super::state::Inner;
 use crate::core::chart::{classify_chart, classify_stop, stop_body, ChartAnswer, StopResult};
 use crate::core::endpoints::{json_within_limits, Limit};
@@ -129,7 +129,7 @@ fn keepalive_cancels_by_snapshot(inner: &Rc<RefCell<Inner>>, id: u32) -> Vec<Str
         .collect();
     drop(guard);
     let sent: Vec<String> = requests.iter().map(|(job, _)| job.clone()).collect();
-    let _ = http::send_keepalive(
+    let _ = request::send_keepalive(
         requests
             .into_iter()
             .map(|(_, r)| (r, fetch.clone()))
@@ -176,7 +176,7 @@ pub(super) fn cancel_late(
         .collect();
     drop(guard);
     let (sent, requests): (Vec<String>, Vec<_>) = requests.into_iter().unzip();
-    let answered = http::send_keepalive(requests);
+    let answered = request::send_keepalive(requests);
     (sent, answered)
 }
 
@@ -373,7 +373,7 @@ fn keepalive_stop(inner: &Rc<RefCell<Inner>>, id: u32) -> StopResult {
     };
     match request {
         Ok(request) => {
-            let _ = http::send_keepalive(vec![request]);
+            let _ = request::send_keepalive(vec![request]);
             StopResult::Sent
         }
         Err(result) => result,

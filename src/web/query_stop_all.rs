@@ -8,10 +8,9 @@ use js_sys::Function;
 use web_sys::AbortController;
 
 use super::dom;
-use super::http;
-use super::http::Request;
 use super::page;
 use super::query_stop::stop_request;
+use super::request::{self, Request};
 use super::state::Inner;
 use crate::core::chart::{is_client_id, is_same_origin_path, stop_body, StopResult};
 use crate::core::query::{Phase, QueryReason, STOP_DELIVERY_MS};
@@ -209,12 +208,12 @@ pub(super) fn send_stops(stops: Stops) -> js_sys::Promise {
         dom::abort(&end);
     }
     let all = js_sys::Array::new();
-    all.push(&http::send_keepalive(requests));
+    all.push(&request::send_keepalive(requests));
     for controller in controllers {
         dom::abort(&controller);
     }
     for promise in watching {
         all.push(&promise);
     }
-    http::settled_within(&all, STOP_DELIVERY_MS)
+    request::settled_within(&all, STOP_DELIVERY_MS)
 }
