@@ -11,16 +11,19 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod support;
+use support::wait::until;
 use support::*;
 
 /// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, raw?,
-/// html?, redirected?, stuckBody?}` (`json` is sent as an `application/json` body, `raw` is
+/// html?, redirected?, stuckBody?, declared?}` (`json` is sent as an `application/json` body, `raw` is
 /// such a body's text as given, `html` a `text/html` one; `redirected` marks the answer as
 /// reached by following a redirect; `stuckBody` makes its `text()` and `json()` never settle;
-/// `brokenBody: "throw" | "reject"` makes them throw or reject, as a body stream that breaks),
+/// `brokenBody: "throw" | "reject"` makes them throw or reject, as a body stream that breaks;
+/// `declared` is its `Content-Length`),
 /// `"network"` (rejects like a failed fetch), `"throw"` (throws synchronously), `"hang"` (never
 /// answers until its signal aborts) or `"ignore"` (never answers, whatever its signal says). It
-/// records every request in `calls`, and the signal each got in `calls.signals`.
+/// records every request in `calls`, the signal each got in `calls.signals`, and each
+/// `Response` it answered with in `calls.responses`.
 struct MockFetch {
     fetch: js_sys::Function,
     calls: js_sys::Array,
@@ -39,6 +42,7 @@ return function fetch(url, init) {
       () => reject(new DOMException("The operation was aborted.", "AbortError"))));
   if (step === "ignore") return new Promise(() => {});
   const headers = step.retryAfter ? { "Retry-After": step.retryAfter } : {};
+  if (step.declared) headers["Content-Length"] = step.declared;
   let body = null;
   if (step.json !== undefined || step.raw !== undefined) {
     headers["Content-Type"] = "application/json";
@@ -48,6 +52,7 @@ return function fetch(url, init) {
     body = step.html;
   }
   const response = new Response(body, { status: step.status, headers });
+  (calls.responses ??= []).push(response);
   if (step.redirected) Object.defineProperty(response, "redirected", { value: true });
   if (step.brokenBody) {
     const broken = () => new TypeError("network error: the body stream broke");
@@ -90,6 +95,19 @@ impl MockFetch {
             .iter()
             .map(|s| {
                 js_sys::Reflect::get(&s, &"aborted".into())
+                    .unwrap()
+                    .is_truthy()
+            })
+            .collect()
+    }
+
+    /// Whether the body of each `Response` answered was read.
+    fn bodies_used(&self) -> Vec<bool> {
+        let responses = js_sys::Reflect::get(&self.calls, &"responses".into()).unwrap();
+        js_sys::Array::from(&responses)
+            .iter()
+            .map(|r| {
+                js_sys::Reflect::get(&r, &"bodyUsed".into())
                     .unwrap()
                     .is_truthy()
             })
@@ -1522,4 +1540,47 @@ async fn supersets_own_403_body_is_not_job_owner_never_retried() {
     );
     assert_eq!(mock.calls().len(), 1, "403 is never retried");
     assert_eq!(status_of(&g, "job-1"), Value::Null);
+}
+
+/// An answer decided by its status (a 403's body is not needed) is not aborted once it came: its
+/// body is read to its end, so the browser's network log shows the 403, not a failed request.
+/// A 503 retried is let end the same way before the next attempt leaves.
+#[wasm_bindgen_test]
+async fn an_answer_decided_by_its_status_is_read_to_its_end_not_aborted() {
+    let mock = MockFetch::new(json!([
+        { "status": 503, "html": "<h1>busy</h1>" },
+        { "status": 403, "json": {"message": "Not authorized to cancel this job"} }
+    ]));
+    let g = guard("c-unread-403", &mock, json!({ "retry": { "attempts": 2 } }));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "not_job_owner");
+    until(1_000, || mock.bodies_used() == [true, true]).await;
+    assert_eq!(mock.bodies_used(), [true, true]);
+    assert_eq!(mock.aborted(), [false, false]);
+    g.logout().unwrap();
+}
+
+/// A body not needed that does not end, or that declares more than an answer the guard reads,
+/// holds no connection: the first is aborted after UNREAD_BODY_MS (2 s), the second at once.
+#[wasm_bindgen_test]
+async fn an_unneeded_body_that_does_not_end_or_is_long_is_aborted() {
+    let mock = MockFetch::new(json!([{ "status": 403, "json": {}, "stuckBody": true }]));
+    let g = guard("c-unread-stuck", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "not_job_owner");
+    sleep(1_000).await;
+    assert_eq!(mock.aborted(), [false], "its body may still come");
+    until(2_500, || mock.aborted() == [true]).await;
+    assert_eq!(mock.aborted(), [true]);
+    g.logout().unwrap();
+
+    let mock = MockFetch::new(json!([
+        { "status": 403, "json": {}, "declared": "900000000" }
+    ]));
+    let g = guard("c-unread-long", &mock, json!({}));
+    let out = cancel(&g, "job-1").await;
+    assert_eq!(out["outcome"], "not_job_owner");
+    assert_eq!(mock.aborted(), [true]);
+    assert_eq!(mock.bodies_used(), [false]);
+    g.logout().unwrap();
 }

@@ -185,6 +185,19 @@ pub fn declared_too_long(content_length: Option<&str>, limit: Limit) -> bool {
     limit != Limit::Page && declared.is_some_and(|n| n > 3 * limit.chars() as u64)
 }
 
+/// How long a body the guard did not need may take to arrive once its answer is decided (ms).
+/// It is read to its end rather than aborted (a request aborted after its answer shows as
+/// failed, `net::ERR_ABORTED`, in the browser's network log); one not ended by then is aborted,
+/// so that it holds no connection.
+pub const UNREAD_BODY_MS: u32 = 2_000;
+
+/// Whether an answer whose body the guard did not need is read to its end (within
+/// [`UNREAD_BODY_MS`]) rather than aborted at once: unless its `Content-Length` declares more
+/// than an answer the guard reads ([`Limit::Body`]).
+pub fn drains_unread(content_length: Option<&str>) -> bool {
+    !declared_too_long(content_length, Limit::Body)
+}
+
 /// Whether a `Content-Type` is JSON's (`application/json`, or a `+json` type).
 pub fn is_json_type(kind: &str) -> bool {
     let kind = kind.to_ascii_lowercase();
@@ -274,6 +287,23 @@ mod tests {
             custom.cancel_url_for(id, t),
             format!("/api/v1/task/{id}/cancel")
         );
+    }
+
+    #[test]
+    fn an_unneeded_body_is_read_to_its_end_unless_it_declares_more_than_an_answer() {
+        let most = (3 * MAX_BODY_CHARS).to_string();
+        let more = (3 * MAX_BODY_CHARS + 1).to_string();
+        // Undeclared (chunked) or short: read, within UNREAD_BODY_MS.
+        for declared in [None, Some("0"), Some("120"), Some(most.as_str())] {
+            assert!(drains_unread(declared), "{declared:?}");
+        }
+        // Declared longer than an answer the guard reads: aborted at once. A length that is
+        // not a number says nothing.
+        assert!(!drains_unread(Some(&more)));
+        assert!(!drains_unread(Some("18446744073709551615")));
+        for unreadable in ["-1", "12 ", "18446744073709551616", "1e9"] {
+            assert!(drains_unread(Some(unreadable)), "{unreadable}");
+        }
     }
 
     #[test]

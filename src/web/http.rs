@@ -9,7 +9,9 @@
 //! whose signal the waits listen to. Each request (an attempt) has a controller of its own,
 //! whose signal is the one `fetch` gets: a wait that stops, out of time or aborted, aborts it,
 //! and so do the next attempt and [`Client::release`] (a request left open would make the
-//! browser queue the next one to the same URL behind it).
+//! browser queue the next one to the same URL behind it). Those two first let an answer's body
+//! that was not needed arrive, for a bounded time ([`UNREAD_BODY_MS`]): an answer aborted
+//! after it came shows as failed in the browser's network log.
 //!
 //! What an answer means is the core's ([`crate::core::endpoints`]); this room only reads what
 //! the core asks for: the status, a header, whether `fetch` followed a redirect, the body's
@@ -24,9 +26,9 @@ use web_sys::{AbortController, AbortSignal};
 
 use super::clock::{clear_timeout, set_timeout, DateClock};
 use super::dom;
-use super::request::{fetch_of, Request};
+use super::request::{fetch_of, settled_within, Request};
 use crate::core::clock::Clock;
-use crate::core::endpoints::{declared_too_long, Limit};
+use crate::core::endpoints::{declared_too_long, drains_unread, Limit, UNREAD_BODY_MS};
 
 /// What sends: the app's `fetch` (or the page's at call time) and the per-attempt timeout.
 pub(super) struct Sender {
@@ -64,14 +66,7 @@ pub(super) struct Answer {
 impl Answer {
     /// `response.headers.get(name)`, if there is one to read.
     pub(super) fn header(&self, name: &str) -> Option<String> {
-        let headers = Reflect::get(&self.response, &JsValue::from_str("headers")).ok()?;
-        let get = Reflect::get(&headers, &JsValue::from_str("get"))
-            .ok()?
-            .dyn_into::<Function>()
-            .ok()?;
-        get.call1(&headers, &JsValue::from_str(name))
-            .ok()?
-            .as_string()
+        header_of(&self.response, name)
     }
 
     /// Whether `fetch` reached it by following a redirect (another page's answer).
@@ -93,6 +88,46 @@ pub(super) enum Body {
     TooLong,
     /// `text()` is missing, threw, rejected, or gave something that is not a string.
     Broken,
+}
+
+/// `response.headers.get(name)`, if there is one to read.
+fn header_of(response: &JsValue, name: &str) -> Option<String> {
+    let headers = Reflect::get(response, &JsValue::from_str("headers")).ok()?;
+    let get = Reflect::get(&headers, &JsValue::from_str("get"))
+        .ok()?
+        .dyn_into::<Function>()
+        .ok()?;
+    get.call1(&headers, &JsValue::from_str(name))
+        .ok()?
+        .as_string()
+}
+
+/// Lets the body of `response` (an answer whose body was not needed) arrive, then ends its
+/// request; at once if it declares a long body or `text()` cannot be called, else when the body
+/// has come or [`UNREAD_BODY_MS`] after, whichever is first.
+fn drain(response: &JsValue, controller: AbortController) {
+    let reading = drains_unread(header_of(response, "Content-Length").as_deref())
+        .then(|| Reflect::get(response, &JsValue::from_str("text")).ok())
+        .flatten()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .and_then(|f| f.call0(response).ok());
+    match (reading, bound_abort(&controller)) {
+        (Some(reading), Some(abort)) => {
+            // A thenable that throws when read is a settled one here.
+            let read = Array::of1(&Promise::resolve(&reading));
+            // `then` with a plain function (js-sys's takes a Rust closure); the promise is the
+            // guard's own, and a `then` the page replaced is caught.
+            let settled = settled_within(&read, UNREAD_BODY_MS);
+            let then = Reflect::get(&settled, &JsValue::from_str("then"));
+            if then
+                .and_then(|t| t.dyn_into::<Function>()?.call1(&settled, &abort))
+                .is_err()
+            {
+                dom::abort(&controller);
+            }
+        }
+        _ => dom::abort(&controller),
+    }
 }
 
 /// `response` as an answer, if its `status` is a whole number up to 999.
@@ -125,6 +160,8 @@ pub(super) struct Client {
     abort: Option<Function>,
     /// The controller of the request in flight (or whose body is being read).
     attempt: RefCell<Option<AbortController>>,
+    /// The attempt's answer while its body is unread.
+    unread: RefCell<Option<JsValue>>,
     /// The `fetch` promise of a request this client stopped waiting for when it was aborted
     /// (it may still answer: [`Client::abandoned`]).
     abandoned: RefCell<Option<JsValue>>,
@@ -157,6 +194,7 @@ impl Client {
             controller,
             abort,
             attempt: RefCell::new(None),
+            unread: RefCell::new(None),
             abandoned: RefCell::new(None),
             keeps: false,
             end: None,
@@ -184,7 +222,7 @@ impl Client {
     /// Ends the attempt where a wait stopped, unless an abort leaves it to the caller.
     fn stop_attempt(&self) {
         if !(self.keeps && self.aborted()) {
-            self.end_attempt();
+            self.end_attempt(false);
         }
     }
 
@@ -194,9 +232,10 @@ impl Client {
             || self.signal().is_some_and(|s| dom::is_aborted(&s))
     }
 
-    /// Ends the request still open and removes the listeners this client added.
+    /// Ends the request still open (an answer's unneeded body first arrives, within a bound) and
+    /// removes the listeners this client added.
     pub(super) fn release(&self) {
-        self.end_attempt();
+        self.end_attempt(true);
         if let Some(abort) = &self.abort {
             for source in &self.sources {
                 let _ = source.remove_event_listener_with_callback("abort", abort);
@@ -207,7 +246,7 @@ impl Client {
     /// A copy of `request`'s `init` whose `signal` is a new attempt's (the one before it
     /// aborted, if still open).
     fn begin_attempt(&self, request: &Request) -> Object {
-        self.end_attempt();
+        self.end_attempt(true);
         let init = Object::assign(&Object::new(), &request.init);
         if let Ok(controller) = AbortController::new() {
             if let Some(signal) = dom::signal_of(&controller) {
@@ -230,8 +269,9 @@ impl Client {
         init
     }
 
-    /// Aborts the attempt's request, if one is open: its `fetch`, or the body still coming.
-    fn end_attempt(&self) {
+    /// Aborts the attempt's request, if one is open: its `fetch`, or the body still coming; with
+    /// `drain`, an answer whose body was not read first lets it come ([`drain`]).
+    fn end_attempt(&self, drain: bool) {
         let listener = self
             .end_listener
             .try_borrow_mut()
@@ -245,8 +285,11 @@ impl Client {
             .try_borrow_mut()
             .ok()
             .and_then(|mut a| a.take());
-        if let Some(controller) = open {
-            dom::abort(&controller);
+        let unread = self.unread.try_borrow_mut().ok().and_then(|mut u| u.take());
+        match (open, unread) {
+            (Some(controller), Some(response)) if drain => self::drain(&response, controller),
+            (Some(controller), _) => dom::abort(&controller),
+            (None, _) => {}
         }
     }
 
@@ -285,7 +328,11 @@ impl Client {
                 return self.stopped().map(Err);
             }
         };
-        Some(answer_of(response, deadline).ok_or(Failure::Network))
+        let answer = answer_of(response, deadline).ok_or(Failure::Network);
+        if let (Ok(answer), Ok(mut unread)) = (&answer, self.unread.try_borrow_mut()) {
+            *unread = Some(answer.response.clone());
+        }
+        Some(answer)
     }
 
     /// The `fetch` promise this client stopped waiting for when it was aborted, once; with the
@@ -328,6 +375,10 @@ impl Client {
         let Some(pending) = pending else {
             return Ok(Body::Broken);
         };
+        // Its body is being read (or broke): nothing is left to let arrive.
+        if let Ok(mut unread) = self.unread.try_borrow_mut() {
+            unread.take();
+        }
         let text = match self.wait(&pending, answer.deadline).await {
             Waited::Value(text) => text,
             Waited::Failed => return Ok(Body::Broken),

@@ -4,6 +4,9 @@ export async function open(browser, url, context) {
   const page = await (context ?? (await browser.newContext())).newPage();
   page.errors = [];
   page.on("pageerror", (e) => page.errors.push(e));
+  // Requests the browser logs as failed (an answer aborted after it came is one).
+  page.failed = [];
+  page.on("requestfailed", (r) => page.failed.push(`${r.method()} ${new URL(r.url()).pathname} ${r.failure()?.errorText}`));
   await page.goto(url);
   await page.waitForSelector("body[data-ready=true]");
   return page;

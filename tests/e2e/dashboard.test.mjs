@@ -70,6 +70,10 @@ test("2. forged job ids are refused locally; a 403 from the server shows 'not jo
   assert.match(text, /1 request sent/);
   assert.deepEqual(app.cancelRequests(aJob).map((r) => r.status), [403], "exactly one request");
   assert.equal(await alicePage.locator(`#jobs tr[data-job-id="${aJob}"]`).count(), 0, "record dropped");
+  // The 403's body was not needed, and it is read to its end: the network log shows the 403,
+  // not a failed request.
+  await alicePage.waitForTimeout(300);
+  assert.deepEqual(alicePage.failed, []);
   await alicePage.context().close();
   await bobPage.context().close();
 });
@@ -164,6 +168,9 @@ test("6. retries: 503 twice then 200 succeeds in 3 requests; 403 is never retrie
   assert.equal(forbidden.outcome, "not_job_owner");
   assert.deepEqual(app.cancelRequests(other).map((r) => r.status), [403]);
   app.state.faults.cancel.length = 0;
+  // No answer was aborted after it came: neither the 503s before their retries nor the 403.
+  await page.waitForTimeout(300);
+  assert.deepEqual(page.failed, []);
   await page.context().close();
 });
 
