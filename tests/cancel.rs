@@ -11,7 +11,6 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod support;
-use support::wait::until;
 use support::*;
 
 /// A scripted fetch. Each request takes the next step: `{status, retryAfter?, json?, raw?,

@@ -617,16 +617,6 @@ fn error_events(jobs: std::ops::Range<usize>, message_len: usize) -> Value {
     )
 }
 
-/// Waits until `done` holds, or `ms` have passed.
-async fn until(ms: i32, done: impl Fn() -> bool) {
-    for _ in 0..ms / 50 {
-        if done() {
-            return;
-        }
-        sleep(50).await;
-    }
-}
-
 fn stat(g: &JobGuard, name: &str) -> u64 {
     rust(&g.stats().unwrap())[name].as_u64().unwrap()
 }

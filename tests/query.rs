@@ -14,7 +14,7 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod support;
-use support::wait::{pagehide, until, T1};
+use support::wait::{pagehide, T1};
 use support::*;
 
 /// The server. `state.modes` (shifted per chart-data POST, else `state.mode`) says how it

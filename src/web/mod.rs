@@ -40,6 +40,7 @@
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
+mod answer;
 mod boundary;
 mod cancel;
 mod clock;

@@ -77,6 +77,16 @@ pub fn assert_guard_error(thrown: JsValue, code: &str) {
     );
 }
 
+/// Waits until `done` holds, or `ms` have passed.
+pub async fn until(ms: i32, done: impl Fn() -> bool) {
+    for _ in 0..ms / 25 {
+        if done() {
+            return;
+        }
+        sleep(25).await;
+    }
+}
+
 /// Waits `ms` on the page's timer.
 pub async fn sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {

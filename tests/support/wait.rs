@@ -125,16 +125,6 @@ pub async fn has_settled(promise: &js_sys::Promise) -> bool {
     first != marker
 }
 
-/// Waits until `done` holds, or `ms` have passed.
-pub async fn until(ms: i32, done: impl Fn() -> bool) {
-    for _ in 0..ms / 25 {
-        if done() {
-            return;
-        }
-        sleep(25).await;
-    }
-}
-
 pub fn pagehide(persisted: bool) {
     let init = web_sys::PageTransitionEventInit::new();
     init.set_persisted(persisted);
