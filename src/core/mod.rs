@@ -75,5 +75,6 @@ pub mod surrogates;
 pub mod tabs;
 pub mod task;
 pub mod wait_input;
+pub mod wait_outcome;
 pub mod waiters;
 pub mod wire;

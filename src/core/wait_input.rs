@@ -16,7 +16,8 @@ use super::options::{unknown_option, whole};
 use super::quiet::Json;
 use super::response::Contract;
 use super::task::Submission;
-use super::waiters::{Refused, WaitRefusal, DEFAULT_STALE_MS, MAX_JOBS_PER_WAITER, MAX_STALE_MS};
+use super::wait_outcome::{Refused, WaitRefusal};
+use super::waiters::{DEFAULT_STALE_MS, MAX_JOBS_PER_WAITER, MAX_STALE_MS};
 use super::wire::{self, Field, Object};
 
 /// What `waitFor` was given: job ids (a string or an array of them), or a `202` body to record

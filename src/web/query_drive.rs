@@ -27,7 +27,7 @@ use crate::core::endpoints::json_within_limits;
 use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryResult, Step};
 use crate::core::response::Contract;
 use crate::core::wait_input::WaitInput;
-use crate::core::waiters::WaitOutcome;
+use crate::core::wait_outcome::WaitOutcome;
 
 /// A query's life, driven: what to send, what it means, until it settles. The outcome and its
 /// result (`done`'s, else `null`).

@@ -26,7 +26,7 @@ use crate::core::query::{
 use crate::core::response::Contract;
 use crate::core::session::Session;
 use crate::core::wait_input::WaitInput;
-use crate::core::waiters::WaitOutcome;
+use crate::core::wait_outcome::WaitOutcome;
 
 /// A waited step, in the words of what stopped it: the reason the query was stopped for (its
 /// signal, the page's end, a logout) rather than the waiter's; after another tab's logout, the

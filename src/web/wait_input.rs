@@ -10,7 +10,8 @@ use super::state::Inner;
 use crate::core::error::GuardError;
 use crate::core::session::Session;
 use crate::core::wait_input::{admit, heard_on, read_input, refused_by, WaitInput, WaitSettings};
-use crate::core::waiters::{can_hear, Hearing, Refused, WaitRefusal};
+use crate::core::wait_outcome::{Refused, WaitRefusal};
+use crate::core::waiters::{can_hear, Hearing};
 
 /// `waitFor`'s options, read.
 pub(super) struct WaitOptions {

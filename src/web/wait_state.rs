@@ -10,7 +10,8 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use crate::core::awaited::EntryState;
-use crate::core::waiters::{WaitOutcome, Waiters};
+use crate::core::wait_outcome::WaitOutcome;
+use crate::core::waiters::Waiters;
 
 /// Who hears a waiter's outcome: the app (its promise's `resolve`), or a `query()` of the
 /// guard (a Rust continuation).

@@ -35,7 +35,7 @@ use crate::core::query::Phase;
 use crate::core::store::Awaited;
 use crate::core::tabs::{Change, Source};
 use crate::core::wait_input::{WaitInput, WaitSettings};
-use crate::core::waiters::{Refused, WaitOutcome, WaitRefusal};
+use crate::core::wait_outcome::{Refused, WaitOutcome, WaitRefusal};
 
 /// What the guard's state and listeners are, for the callbacks that outlive a call.
 #[derive(Clone)]

@@ -12,20 +12,17 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-
-use super::cancel::{decide, CancelCheck, CancelRefusal};
 use super::clock::Clock;
 use super::error::GuardError;
-use super::fallback::{is_quota, FallbackStorage, StorageStatus};
+use super::fallback::{FallbackStorage, StorageStatus};
 use super::ids::{canonical_uuid, is_valid_id, TabId};
-use super::model::{json_len, JobMetadata, JobRecord, RecordKind, TaskStatus};
+use super::model::{JobMetadata, JobRecord};
 use super::options::GuardOptions;
-use super::response::Outcome;
 use super::session::Session;
 use super::stats::StoreStats;
-use super::storage::{from_json, to_json, KeyValue};
+use super::storage::{from_json, KeyValue};
 
+mod cancels;
 mod cleanup;
 mod keys;
 mod parsed;
@@ -34,6 +31,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 mod waits;
+mod writes;
 
 use keys::Keys;
 pub use keys::{session_key, SUPERSET_LAST_EVENT_KEY};
@@ -425,127 +423,5 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
                 .is_some_and(|r| r.is_task() == task && !r.is_terminal())
         });
         ids
-    }
-
-    /// May the session cancel `job_id` (a task's uuid in any case)? Decided from storage
-    /// alone; nothing is sent. A record of another owner answers `not_job_owner`, then is
-    /// removed.
-    pub fn check_cancel(&mut self, job_id: &str) -> CancelCheck {
-        let id = self.record_id(job_id);
-        let job_id = id.as_ref();
-        let session = self.session();
-        let record = match &session {
-            Some(_) if is_valid_id(job_id) && !self.tabs.has_left(job_id) => self.load(job_id).ok(),
-            _ => None,
-        };
-        let check = decide(session.as_ref(), record, job_id);
-        if let (Some(session), Some(CancelRefusal::NotJobOwner)) = (&session, check.refusal()) {
-            self.remove_foreign(job_id, session);
-        }
-        check
-    }
-
-    /// Applies the server's answer to a cancel to the session's record of the job: `cancelled`
-    /// marks it cancelled (a task `aborted`); `not_job_owner` (the server says it is not ours)
-    /// and `not_found` remove it; `left` takes this tab off the task (the record goes when no
-    /// tab of this browser watches it any more). A task's `status`, read back after a 422, is
-    /// the record's new status (`already_finished`, or `refused` for a task that runs on and
-    /// cannot be aborted); `already_finished` without one removes the record. Other outcomes,
-    /// such as `unsupported`, change nothing: the job runs on and its events still apply.
-    pub fn settle_cancel(
-        &mut self,
-        job_id: &str,
-        outcome: Outcome,
-        action: Option<&str>,
-        status: Option<TaskStatus>,
-    ) {
-        let Some(session) = self.session() else {
-            return;
-        };
-        let Some(mut record) = self.load_owned(job_id, &session) else {
-            return;
-        };
-        let key = self.keys.job(job_id);
-        if let Some(status) = status {
-            if record.set_task_status(status) {
-                record.updated_at = self.clock.now_ms();
-                self.put_record(&key, &record, &session);
-            }
-            return;
-        }
-        match outcome {
-            Outcome::Cancelled if !record.is_terminal() => {
-                record.cancel();
-                record.updated_at = self.clock.now_ms();
-                if record.trim_to_fit().is_ok() {
-                    self.put_record(&key, &record, &session);
-                }
-            }
-            Outcome::Left => {
-                let own = self.tabs.leave(job_id).or_else(|| self.tab_id.clone());
-                if let (Some("detached"), RecordKind::Task { tab_ids, .. }) =
-                    (action, &mut record.kind)
-                {
-                    tab_ids.retain(|t| Some(t) != own.as_ref());
-                }
-                if action == Some("detached") && !record.tab_ids().is_empty() {
-                    record.updated_at = self.clock.now_ms();
-                    self.put_record(&key, &record, &session);
-                } else {
-                    self.storage.remove(&key);
-                }
-            }
-            Outcome::NotJobOwner | Outcome::NotFound | Outcome::AlreadyFinished => {
-                self.storage.remove(&key)
-            }
-            _ => {}
-        }
-    }
-
-    fn write_session(&mut self, session: &Session) -> Result<(), GuardError> {
-        let key = self.keys.session.clone();
-        self.put(&key, session, Some(session));
-        // The next read finds this text unless another tab wrote meanwhile (as `Parsed`).
-        self.session_read = to_json(session).ok().map(|text| (text, session.clone()));
-        debug_assert!(self
-            .session_read
-            .as_ref()
-            .is_none_or(|(text, s)| from_json::<Session>(text).ok().as_ref() == Some(s)));
-        Ok(())
-    }
-
-    /// Writes a record ([`put`](Self::put)) and keeps it beside its text, so that the next
-    /// read of `key` that finds that text parses nothing ([`Parsed::remember`]). (Not a record
-    /// whose errors hold a float: [`JobRecord::reads_back_exactly`].)
-    fn put_record(&mut self, key: &str, record: &JobRecord, session: &Session) {
-        self.put(key, record, Some(session));
-        if !record.reads_back_exactly() {
-            return;
-        }
-        if let Ok(text) = to_json(record) {
-            // `Parsed::remember`'s promise, checked wherever the store is tested.
-            debug_assert_eq!(from_json::<JobRecord>(&text).ok().as_ref(), Some(record));
-            self.records.remember(key, text, record.clone());
-        }
-    }
-
-    /// Writes `value`. If the storage is full, evicts this session's terminal records, oldest
-    /// first, until the value would fit, and tries once more; if it still refuses, the value is
-    /// kept in this tab's memory.
-    fn put<T: Serialize + ?Sized>(&mut self, key: &str, value: &T, session: Option<&Session>) {
-        let Err(e) = self.storage.try_set(key, value) else {
-            return;
-        };
-        if is_quota(&e) {
-            if let Some(session) = session {
-                if self.make_room(key.len() + json_len(value), key, session) > 0
-                    && self.storage.try_set(key, value).is_ok()
-                {
-                    return;
-                }
-            }
-        }
-        self.storage.keep_in_memory(key, value);
-        self.stats.kept_in_memory += 1;
     }
 }

@@ -2,12 +2,15 @@
 #![cfg(test)]
 
 use super::*;
+use crate::core::cancel::{CancelCheck, CancelRefusal};
 use crate::core::doubles::ManualClock;
 use crate::core::error::StorageError;
-use crate::core::model::JobStatus;
+use crate::core::model::{JobStatus, TaskStatus};
 use crate::core::quiet::Json;
+use crate::core::response::Outcome;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::Awaited;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// One storage seen by several stores: the tabs of one origin.
