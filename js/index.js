@@ -54,6 +54,8 @@ export function classifyCancelResponse(...args) {
 export function initSync(module) {
   const exports = loadSync(module);
   ready = true;
+  // A later init() answers with these exports, fetching nothing.
+  loaded ??= Promise.resolve(exports);
   return exports;
 }
 
