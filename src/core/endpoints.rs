@@ -297,10 +297,10 @@ mod tests {
         for declared in [None, Some("0"), Some("120"), Some(most.as_str())] {
             assert!(drains_unread(declared), "{declared:?}");
         }
-        // Declared longer than an answer the guard reads: aborted at once. A length that is
-        // not a number says nothing.
+        // Declared longer than an answer the guard reads: aborted at once.
         assert!(!drains_unread(Some(&more)));
         assert!(!drains_unread(Some("18446744073709551615")));
+        // A length that is not a whole number it can read says nothing: read, within the bound.
         for unreadable in ["-1", "12 ", "18446744073709551616", "1e9"] {
             assert!(drains_unread(Some(unreadable)), "{unreadable}");
         }

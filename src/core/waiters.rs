@@ -117,7 +117,7 @@ pub struct Waiters {
 
 impl Waiters {
     /// Adds a waiter for `jobs` (each a record id `owner`'s session holds, checked by
-    /// [`admit`]); its id. `cancel_on_close`: whether the page's end cancels them.
+    /// [`admit`](super::wait_input::admit)); its id. `cancel_on_close`: whether the page's end cancels them.
     pub fn add(
         &mut self,
         jobs: Vec<String>,

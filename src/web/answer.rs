@@ -36,7 +36,8 @@ impl Answer {
 /// What reading a body gave.
 pub(super) enum Body {
     Text(String),
-    /// The first [`Limit::Page`] characters of a longer page.
+    /// The first [`Limit::Page`](crate::core::endpoints::Limit::Page) characters of a longer
+    /// page.
     #[cfg_attr(not(feature = "follow"), allow(dead_code))]
     Cut(String),
     /// Longer than the limit.

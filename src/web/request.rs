@@ -63,7 +63,7 @@ pub(super) fn fetch_of(app: Option<&Function>) -> Option<Function> {
 
 /// Calls `fetch` (the app's, or the page's) for `request` now, in this tick, so that it leaves
 /// before anything the page sends next: the promise of its answer (to read with
-/// [`Client::answer_to`]), or `None` when `fetch` threw. Call it outside the guard's borrow.
+/// [`Client::answer_to`](super::http::Client::answer_to)), or `None` when `fetch` threw. Call it outside the guard's borrow.
 pub(super) fn fetch_now(request: &Request, fetch: Option<&Function>) -> Option<JsValue> {
     let fetch = fetch_of(fetch)?;
     let url = JsValue::from_str(&request.url);

@@ -11,7 +11,7 @@ use crate::core::fallback::StorageMode;
 use crate::core::options::GuardOptions;
 use crate::core::tabs::Change;
 
-/// Who holds `follow()` on ([`Holders`]), and the loop that runs while anybody does
+/// Who holds `follow()` on ([`Holders`](crate::core::follow::Holders)), and the loop that runs while anybody does
 /// ([`super::follow`] acts on it).
 #[cfg(feature = "follow")]
 #[derive(Default)]

@@ -25,7 +25,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
     }
 
     /// Writes a record ([`put`](Self::put)) and keeps it beside its text, so that the next
-    /// read of `key` that finds that text parses nothing ([`Parsed::remember`]). (Not a record
+    /// read of `key` that finds that text parses nothing ([`Parsed::remember`](super::parsed::Parsed::remember)). (Not a record
     /// whose errors hold a float: [`JobRecord::reads_back_exactly`].)
     pub(super) fn put_record(&mut self, key: &str, record: &JobRecord, session: &Session) {
         self.put(key, record, Some(session));
