@@ -1,5 +1,5 @@
 //! Enums whose values cross every boundary as their names: statuses, outcomes, refusal
-//! reasons, the tabs' changes. One table of names per enum, declared once by [`names!`]: read
+//! reasons, the tabs' changes. One table of names per enum, declared once by `names!`: read
 //! and written through it (serde), listed (`ALL`), and declared in TypeScript as the union of
 //! the names (tsify, on wasm32; the names are the variants' in snake_case, which a test of
 //! each enum checks).

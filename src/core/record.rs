@@ -174,7 +174,7 @@ impl JobRecord {
         json_len(self)
     }
 
-    /// Whether the record's stored text (its JSON, [`to_stored`](Self::to_stored)) fits in
+    /// Whether the record's stored text (its JSON, as gloo-storage writes it) fits in
     /// [`MAX_RECORD_BYTES`]: measured on that text, counted as it is written, so every field
     /// counts, whatever fields the record gains.
     pub fn fits(&self) -> bool {
@@ -217,7 +217,7 @@ impl JobRecord {
 
     /// Keeps only as many `errors` (from the first) as fit: for server events, whose status
     /// must not be lost to an oversized error list. The first error that does not fit whole is
-    /// kept shortened where it can be ([`shortened`]): its `message`'s start, so that a long
+    /// kept shortened where it can be (`shortened`): its `message`'s start, so that a long
     /// database error still says what went wrong.
     pub fn trim_to_fit(&mut self) -> Result<(), GuardError> {
         if self.fits() {

@@ -1,9 +1,9 @@
 //! The job store: job records and the session marker, kept in a [`KeyValue`] storage.
 //!
 //! Keys: `<namespace>:v1:session` holds the session marker and `<namespace>:v1:job:<job_id>`
-//! one record each, as JSON; besides them, what each waiting guard awaits ([`waits`]). Nothing
+//! one record each, as JSON; besides them, what each waiting guard awaits (`waits`). Nothing
 //! else is written (the jobs purged when their session ended are remembered in memory:
-//! [`purged`]). Every operation reads the session marker
+//! `purged`). Every operation reads the session marker
 //! from storage, so a logout or a user switch made by another tab sharing the storage is
 //! honoured at once. Stored values that cannot be trusted (unreadable, oversized, a reserved
 //! or mismatched job id, expired, another owner's) are treated as absent and removed, and
@@ -177,8 +177,8 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         self.sign_in(session).map(|s| s.purged)
     }
 
-    /// [`login`](Self::login), also giving the session that was stored before (read once) and
-    /// whether the stored session changed.
+    /// What `login` (for the tests) does, also giving the session that was stored before (read
+    /// once) and whether the stored session changed.
     pub fn sign_in(&mut self, session: Session) -> Result<SignIn, GuardError> {
         let previous = self.session();
         let purged = match previous.clone() {
@@ -216,7 +216,7 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
 
     /// Removes every key of the namespace (all schema versions) and Superset's
     /// `last_async_event_id`, the session marker first (so that another tab hears the logout
-    /// before any record goes), and remembers the records it removed ([`purged`]). Returns how
+    /// before any record goes), and remembers the records it removed (`purged`). Returns how
     /// many job records were removed, and whether it removed anything at all (a logout with
     /// nothing to remove changes nothing: a second logout). Never fails: what the storage
     /// refuses to remove reads as absent here.
