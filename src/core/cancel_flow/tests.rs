@@ -1,4 +1,5 @@
 //! The tests of `src/core/cancel_flow.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::cancel::CancelRefusal;

@@ -1,4 +1,5 @@
 //! The tests of `src/core/follow.rs`.
+#![cfg(test)]
 
 use super::*;
 

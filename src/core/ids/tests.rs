@@ -1,4 +1,5 @@
 //! The tests of `src/core/ids.rs`.
+#![cfg(test)]
 
 use super::*;
 use serde_json::json;

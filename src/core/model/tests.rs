@@ -1,4 +1,5 @@
 //! The tests of `src/core/model.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::quiet::Json;

@@ -1,4 +1,5 @@
 //! The tests of `src/core/options.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::endpoints::encode_uri_component;

@@ -1,4 +1,5 @@
 //! The tests of `src/core/pages.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::model::JobStatus;

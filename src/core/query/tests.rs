@@ -1,4 +1,5 @@
 //! The tests of `src/core/query.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::chart::classify_chart;

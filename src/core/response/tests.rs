@@ -1,4 +1,5 @@
 //! The tests of `src/core/response.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::names::assert_names;

@@ -1,4 +1,5 @@
 //! The tests of `src/core/waiters.rs`.
+#![cfg(test)]
 
 use super::*;
 use crate::core::model::RecordKind;
