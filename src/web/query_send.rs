@@ -68,15 +68,12 @@ pub(super) async fn client_id_for(
                 wasm_bindgen_futures::spawn_local(async move {
                     let client = Client::new(sender, None, None);
                     let probe = match client.send(&request).await {
-                        Some(Ok(answer)) => {
-                            // Its body (empty) read to the end: a request ended unread shows
-                            // as failed in the browser's network log.
-                            let _ = client.text(&answer, Limit::Body).await;
-                            Probe::Answered {
-                                status: answer.status,
-                                allow: answer.header("Allow"),
-                            }
-                        }
+                        // Its body (empty) is let arrive by `release()`, as every unread
+                        // answer's is, rather than aborted.
+                        Some(Ok(answer)) => Probe::Answered {
+                            status: answer.status,
+                            allow: answer.header("Allow"),
+                        },
                         _ => Probe::NoAnswer,
                     };
                     client.release();

@@ -104,6 +104,9 @@ for (const mode of MODES) {
     // cancelled (a task shared by two queries of one chart runs until its other query ends).
     await until(() => running(app) === 0, `nothing left running: ${JSON.stringify(app.running())}`);
     assert.deepEqual(page.errors, []);
+    // The stop endpoint's OPTIONS question is answered, its body let arrive: not a failed
+    // request in the browser's network log (the superseded chart requests are real aborts).
+    assert.deepEqual(page.failed.filter((f) => f.startsWith("OPTIONS")), []);
   });
 
   test(`${mode}: a logout stops the running queries before the session ends, and nothing of them is drawn after`, async (t) => {
