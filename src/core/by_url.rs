@@ -2,7 +2,10 @@
 //! searched in order. A page sends to a handful of URLs, and a list is less code in the module
 //! than a `BTreeMap` (or `BTreeSet`) per value type, each a copy of the tree's code (issue #43).
 
-/// Values keyed by URL, each URL once.
+/// The most URLs one list keeps: a new one beyond them takes the place of the oldest.
+pub const MAX_URLS: usize = 64;
+
+/// Values keyed by URL, each URL once, at most [`MAX_URLS`].
 #[derive(Debug)]
 pub struct ByUrl<V>(Vec<(String, V)>);
 
@@ -25,13 +28,18 @@ impl<V> ByUrl<V> {
     pub fn insert(&mut self, url: String, value: V) {
         match self.0.iter_mut().find(|(u, _)| *u == url) {
             Some((_, v)) => *v = value,
-            None => self.0.push((url, value)),
+            None => {
+                if self.0.len() >= MAX_URLS {
+                    self.0.remove(0);
+                }
+                self.0.push((url, value));
+            }
         }
     }
 
     pub fn remove(&mut self, url: &str) -> Option<V> {
         let at = self.0.iter().position(|(u, _)| u == url)?;
-        Some(self.0.swap_remove(at).1)
+        Some(self.0.remove(at).1)
     }
 }
 
@@ -51,5 +59,13 @@ mod tests {
         assert_eq!(m.remove("/a"), Some(3));
         assert!(!m.contains("/a") && m.contains("/b"));
         assert_eq!(m.remove("/a"), None);
+        for n in 0..MAX_URLS {
+            m.insert(format!("/u{n}"), n);
+        }
+        assert_eq!(m.0.len(), MAX_URLS, "bounded");
+        assert!(
+            !m.contains("/b") && m.contains("/u0"),
+            "the oldest went first"
+        );
     }
 }

@@ -63,6 +63,24 @@ pub fn is_same_origin_path(url: &str) -> bool {
         && !url.chars().any(|c| c.is_control() || c.is_whitespace())
 }
 
+/// Whether `url` (a job's `result_url`) is a result of the chart-data endpoint `chart_url`:
+/// `<chart_url's path>/<key>`, the key 1 to 128 of `[A-Za-z0-9_-]` (Superset's
+/// `/api/v1/chart/data/qc-…`). Nothing else an answer or an event names is requested: not the
+/// sign-out page, not another API.
+pub fn is_result_url(url: &str, chart_url: &str) -> bool {
+    let base = chart_url.split(['?', '#']).next().unwrap_or(chart_url);
+    let key = url
+        .strip_prefix(base)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or("");
+    is_same_origin_path(url)
+        && !key.is_empty()
+        && key.len() <= 128
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 /// `query()`'s options as JSON writes them (the shell takes `signal` out first).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -402,5 +420,35 @@ mod tests {
             assert!(!is_same_origin_path(bad), "{bad}");
         }
         assert!(!is_same_origin_path(&format!("/{}", "a".repeat(2048))));
+    }
+
+    #[test]
+    fn only_a_result_of_the_chart_data_endpoint_is_a_result_url() {
+        let chart = "/api/v1/chart/data";
+        assert!(is_result_url(
+            "/api/v1/chart/data/qc-ecd766dd461f294e1bcdaa321e0e8463",
+            chart
+        ));
+        assert!(is_result_url(
+            "/proxy/chart/data/qc_1",
+            "/proxy/chart/data?x=1"
+        ));
+        for bad in [
+            "/logout/",
+            "/api/v1/chart/data",
+            "/api/v1/chart/data/",
+            "/api/v1/chart/data/qc-1/../../../logout/",
+            "/api/v1/chart/data/qc-1?format=csv",
+            "/api/v1/chart/datax/qc-1",
+            "/api/v1/me/",
+            "https://evil.test/api/v1/chart/data/qc-1",
+            "//evil.test/api/v1/chart/data/qc-1",
+        ] {
+            assert!(!is_result_url(bad, chart), "{bad}");
+        }
+        assert!(!is_result_url(
+            &format!("{chart}/{}", "a".repeat(129)),
+            chart
+        ));
     }
 }

@@ -110,6 +110,12 @@ impl KeyValue for SharedMemory {
         }
         self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
     }
+    fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
+        self.0
+            .try_borrow_mut()
+            .map_err(|_| busy())?
+            .put_text(key, text)
+    }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         self.0.try_borrow().map_err(|_| busy())?.keys()
     }

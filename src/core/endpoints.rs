@@ -24,13 +24,10 @@ use super::response::{Contract, Reply};
 pub const DEFAULT_TASK_STATUS_URL: &str = "/api/v1/task/{job_id}/status";
 /// A task itself: `GET` answers `{ result: TaskResponse }` (`follow` reads a failed task's
 /// `semantic_result_error` there).
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub const DEFAULT_TASK_URL: &str = "/api/v1/task/{job_id}";
 /// The async_event stream's polling endpoint (`follow`).
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub const DEFAULT_EVENTS_URL: &str = "/api/v1/async_event/";
 /// The task framework's polling endpoint (`follow`).
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub const DEFAULT_CHANGES_URL: &str = "/api/v1/task/status_changes";
 
 impl GuardOptions {
@@ -44,7 +41,7 @@ impl GuardOptions {
 
     /// The cancel URL template of `contract`: `cancelUrl` for the guard's own, else that
     /// contract's default.
-    fn cancel_template(&self, contract: Contract) -> &str {
+    pub fn cancel_template(&self, contract: Contract) -> &str {
         match contract {
             c if c == self.contract => &self.cancel_url,
             Contract::Task => DEFAULT_TASK_CANCEL_URL,
@@ -64,7 +61,6 @@ impl GuardOptions {
     /// The URL of the task `task_id` itself (`GET /api/v1/task/<uuid>`, where a failed task
     /// says why): beside its cancel URL (a task cancel URL ending in `/cancel`, without it),
     /// else Superset's own.
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     pub fn task_url_for(&self, task_id: &str) -> String {
         match self.cancel_template(Contract::Task).strip_suffix("/cancel") {
             Some(base) => fill(base, task_id),
@@ -72,7 +68,6 @@ impl GuardOptions {
         }
     }
 
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     /// The async_event stream's polling URL (`follow`), asking for the events after `last_id`:
     /// beside the cancel URL (a template ending in `{job_id}/cancel` polls its folder), else
     /// Superset's own `/api/v1/async_event/`.
@@ -84,7 +79,6 @@ impl GuardOptions {
         }
     }
 
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     /// The task framework's `status_changes` URL (`follow`), asking for the changes at or after
     /// `cursor`: beside the task cancel URL, else Superset's own.
     pub fn changes_url(&self, cursor: Option<&str>) -> String {
@@ -95,7 +89,6 @@ impl GuardOptions {
         }
     }
 
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     /// `contract`'s cancel template's folder (the part before `{job_id}/cancel`) with `leaf`,
     /// or `default` for a template of another shape.
     fn stream_base(&self, contract: Contract, default: &str, leaf: &str) -> String {
@@ -333,7 +326,6 @@ mod tests {
     }
 
     /// The task itself stands beside its cancel URL too (read by `follow`'s failed tasks only).
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     #[test]
     fn the_task_url_stands_beside_the_task_cancel_url() {
         let id = "10a0bd9a-03c8-4737-9345-f4234ba86512";
@@ -350,7 +342,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     fn the_stream_urls_stand_beside_the_cancel_urls() {
         let o = |options: Value| from_json(&options).unwrap();
         let defaults = o(json!({}));

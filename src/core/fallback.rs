@@ -120,6 +120,11 @@ impl<S: KeyValue> FallbackStorage<S> {
         keys
     }
 
+    /// Writes `text` itself to the primary (not JSON); a refusal changes nothing.
+    pub fn put_text(&mut self, key: &str, text: &str) {
+        let _ = self.primary.put_text(key, text);
+    }
+
     /// At least as many keys as there are (one call for localStorage), if it can be had.
     pub fn key_count_bound(&self) -> Option<usize> {
         let memory = self.overlay.count().unwrap_or(0);

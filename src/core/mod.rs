@@ -28,8 +28,10 @@
 //!   its answers
 //! - [`query`]: `query()`'s rules: a chart's query from request to result, as a sans-IO machine
 //! - [`cancel_flow`]: one cancel from the local check to the last answer
-//! - `follow` (natively, and on wasm32 with the `follow` feature): following Superset's event stream: cursors, cadence, what a poll's answer means
-//! - `pages` (as `follow`): a page of the async_event stream, read so that no page stops it
+//! - [`machine`]: every guard of a page and what they have running, as one sans-IO machine:
+//!   events in, effects out
+//! - [`follow`]: following Superset's event stream: cursors, cadence, what a poll's answer means
+//! - [`pages`]: a page of the async_event stream, read so that no page stops it
 //! - `doubles`: test doubles for this crate's tests (the `test-doubles` feature)
 //! - [`tabs`]: the tabs' protocol: changes, channel messages, `storage` events
 //! - [`awaited`]: who else awaits a job: what an abort or the page's end may cancel, for the
@@ -50,15 +52,12 @@ pub mod doubles;
 pub mod endpoints;
 pub mod error;
 pub mod fallback;
-// On wasm32 only with the `follow` feature: its code, even unused, changes how the rest of
-// the module is inlined (measured: 79 B gzipped more without calling any of it).
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub mod follow;
 pub mod ids;
+pub mod machine;
 pub mod model;
 pub mod names;
 pub mod options;
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 pub mod pages;
 pub mod query;
 pub mod quiet;

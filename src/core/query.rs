@@ -11,15 +11,16 @@
 //! - `401`: `unauthenticated`; `403`: `refused` (`forbidden`), never retried; anything else:
 //!   `failed` with the errors the body names.
 //!
-//! What stopping it means depends on where it is ([`QueryLife::stop_plan`]): a request in
-//! flight is a synchronous query, stopped by its `client_id` (`POST /api/v1/chart/data/stop`);
-//! a job or tasks being waited for are cancelled through `cancel()`'s path, except what another
-//! waiter of the browser still awaits; a result being read has nothing left to stop.
+//! How a query is stopped where it is, and what each server can do about it, is the
+//! machine's ([`machine`](super::machine)): a request in flight may be a synchronous query,
+//! stopped by its `client_id` (`POST /api/v1/chart/data/stop`); a job or tasks being waited
+//! for are cancelled through `cancel()`'s path, except what another waiter of the browser
+//! still awaits; a result being read has nothing left to stop.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chart::{is_same_origin_path, ChartAnswer, StopResult};
+use super::chart::{is_result_url, ChartAnswer, StopResult};
 use super::names::names;
 use super::wait_input::WaitInput;
 use super::wait_outcome::{WaitOutcome, WaitRefusal, WaitResult};
@@ -27,12 +28,6 @@ use super::wait_outcome::{WaitOutcome, WaitRefusal, WaitResult};
 /// How many times a task query's result is asked for again when the server answers `202`
 /// again instead of its warm cache.
 pub const MAX_REFETCHES: u8 = 2;
-
-/// How long a stopped query's chart-data request is left in flight for its answer: a `202`
-/// that comes within it (Superset accepts a query in about 100 ms) names the job or tasks to
-/// cancel; after it the request is ended (a synchronous query's, on a server that cannot stop
-/// it, frees its connection).
-pub const LATE_ANSWER_MS: u32 = 1_500;
 
 /// How long `logout()`'s `stopped` waits at most for the answers to the stops and cancels it
 /// sent (a server that never answers holds the app's sign-out no longer than this).
@@ -226,17 +221,6 @@ pub enum Step {
     Refetch,
 }
 
-/// How to stop a query where it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopPlan {
-    /// Its request is in flight: abort it, and stop it on the server by its `client_id`.
-    Request,
-    /// Its jobs are awaited: abort the waiter (which cancels what no other waiter awaits).
-    Jobs,
-    /// Nothing runs on the server for it any more.
-    Nothing,
-}
-
 /// One query's life.
 #[derive(Debug)]
 pub struct QueryLife {
@@ -352,16 +336,24 @@ impl QueryLife {
         self.settle(outcome)
     }
 
-    /// Its waiter settled with `waited`; `result_url` is the job's record's (async_event).
-    pub fn waited(&mut self, waited: &WaitOutcome, result_url: Option<&str>) -> Step {
+    /// Its waiter settled with `waited`; `result_url` is the job's record's (async_event),
+    /// read only where it is a result of the chart-data endpoint `chart_url` the query was
+    /// sent to ([`is_result_url`]).
+    pub fn waited(
+        &mut self,
+        waited: &WaitOutcome,
+        result_url: Option<&str>,
+        chart_url: &str,
+    ) -> Step {
         match waited.outcome {
             WaitResult::Done if self.job => match result_url {
-                Some(url) if is_same_origin_path(url) => {
+                Some(url) if is_result_url(url, chart_url) => {
                     self.phase = Phase::Fetching;
                     Step::Fetch(url.to_owned())
                 }
                 _ => {
-                    let message = "The job is done, but its result_url is not a path of this site";
+                    let message = "The job is done, but its result_url is not a chart-data result \
+                                   of this server's API: nothing was requested";
                     self.settle(self.outcome(QueryResult::Failed, message))
                 }
             },
@@ -425,15 +417,6 @@ impl QueryLife {
                     step => step,
                 }
             }
-        }
-    }
-
-    /// How to stop it where it is now.
-    pub fn stop_plan(&self) -> StopPlan {
-        match self.phase {
-            Phase::Sending | Phase::Refetching => StopPlan::Request,
-            Phase::Waiting => StopPlan::Jobs,
-            Phase::Fetching | Phase::Ended => StopPlan::Nothing,
         }
     }
 

@@ -22,6 +22,15 @@ pub trait KeyValue {
     /// Writes `value` as JSON under `key`.
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError>;
     fn remove(&mut self, key: &str) -> Result<(), StorageError>;
+    /// Writes `text` itself under `key`, not as JSON (Superset's own `last_async_event_id` is
+    /// its text). A storage that cannot refuses.
+    fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
+        let _ = (key, text);
+        Err(StorageError::new(
+            StorageErrorKind::Other,
+            "this storage keeps JSON only",
+        ))
+    }
     /// Every key, in the storage's order.
     fn keys(&self) -> Result<Vec<String>, StorageError>;
     /// How many keys there are (one call for `localStorage`, where listing is one per key).
@@ -103,6 +112,10 @@ impl KeyValue for MemoryStorage {
         if let Ok(i) = self.find(key) {
             self.entries.remove(i);
         }
+        Ok(())
+    }
+    fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
+        self.set_text(key, text);
         Ok(())
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {

@@ -217,7 +217,7 @@ pub(super) async fn drive(
                     .first()
                     .and_then(|job| inner.try_borrow_mut().ok()?.store.job(job))
                     .and_then(|r| r.result_url().map(str::to_owned));
-                let step = life.waited(&waited, result_url.as_deref());
+                let step = life.waited(&waited, result_url.as_deref(), &settings.url);
                 aborted_by_this_query(inner, listeners, id, step, &waited).await
             }
         };

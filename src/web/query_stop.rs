@@ -20,13 +20,13 @@ use super::state::Inner;
 use crate::core::chart::{classify_chart, classify_stop, stop_body, ChartAnswer, StopResult};
 use crate::core::endpoints::{json_within_limits, Limit};
 use crate::core::options::GuardOptions;
-use crate::core::query::{
-    Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step, LATE_ANSWER_MS,
-};
+use crate::core::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
 use crate::core::response::Contract;
 use crate::core::session::Session;
 use crate::core::wait_input::WaitInput;
 use crate::core::wait_outcome::WaitOutcome;
+
+const LATE_ANSWER_MS: u32 = 1_500;
 
 /// A waited step, in the words of what stopped it: the reason the query was stopped for (its
 /// signal, the page's end, a logout) rather than the waiter's; after another tab's logout, the

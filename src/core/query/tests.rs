@@ -12,6 +12,8 @@ fn named_as_their_typescript_declarations() {
     assert_names!(QueryReason);
 }
 
+const CHART: &str = "/api/v1/chart/data";
+
 fn life() -> QueryLife {
     QueryLife::new(Some("sjg-1".to_owned()))
 }
@@ -23,14 +25,14 @@ fn done_wait() -> WaitOutcome {
 #[test]
 fn a_synchronous_answer_is_done_at_once() {
     let mut q = life();
-    assert_eq!(q.stop_plan(), StopPlan::Request);
+    assert_eq!(q.phase(), Phase::Sending);
     let Step::Settle { outcome, stop } = q.answered(ChartAnswer::Result, Some(200)) else {
         panic!("settled");
     };
     assert!(!stop);
     assert_eq!(outcome.outcome, QueryResult::Done);
     assert_eq!(outcome.http_status, Some(200));
-    assert_eq!(q.stop_plan(), StopPlan::Nothing);
+    assert_eq!(q.phase(), Phase::Ended);
 }
 
 #[test]
@@ -43,12 +45,12 @@ fn a_job_is_waited_for_then_its_result_url_read() {
     else {
         panic!("a wait");
     };
-    assert_eq!(q.stop_plan(), StopPlan::Jobs);
-    let Step::Fetch(url) = q.waited(&done_wait(), Some("/api/v1/chart/data/qc-1")) else {
+    assert_eq!(q.phase(), Phase::Waiting);
+    let Step::Fetch(url) = q.waited(&done_wait(), Some("/api/v1/chart/data/qc-1"), CHART) else {
         panic!("a fetch");
     };
     assert_eq!(url, "/api/v1/chart/data/qc-1");
-    assert_eq!(q.stop_plan(), StopPlan::Nothing);
+    assert_eq!(q.phase(), Phase::Fetching);
     let Step::Settle { outcome, .. } = q.answered(ChartAnswer::Result, Some(200)) else {
         panic!("done");
     };
@@ -56,7 +58,8 @@ fn a_job_is_waited_for_then_its_result_url_read() {
     // A result_url elsewhere is not followed.
     let mut q = life();
     q.answered(classify_chart(202, true, Some(&job)), Some(202));
-    let Step::Settle { outcome, .. } = q.waited(&done_wait(), Some("https://evil.test/x")) else {
+    let Step::Settle { outcome, .. } = q.waited(&done_wait(), Some("https://evil.test/x"), CHART)
+    else {
         panic!("failed");
     };
     assert_eq!(outcome.outcome, QueryResult::Failed);
@@ -71,14 +74,14 @@ fn tasks_are_waited_for_then_asked_again_for_the_warm_cache() {
     else {
         panic!("a wait");
     };
-    assert!(matches!(q.waited(&done_wait(), None), Step::Refetch));
-    assert_eq!(q.stop_plan(), StopPlan::Request);
+    assert!(matches!(q.waited(&done_wait(), None, CHART), Step::Refetch));
+    assert_eq!(q.phase(), Phase::Refetching);
     // A 202 again (the cache missed): waited for once more, then given up.
     assert!(matches!(
         q.answered(classify_chart(202, true, Some(&tasks)), Some(202)),
         Step::Wait(_)
     ));
-    assert!(matches!(q.waited(&done_wait(), None), Step::Refetch));
+    assert!(matches!(q.waited(&done_wait(), None, CHART), Step::Refetch));
     let Step::Settle { outcome, .. } =
         q.answered(classify_chart(202, true, Some(&tasks)), Some(202))
     else {
@@ -144,7 +147,7 @@ fn a_waiter_that_ended_otherwise_says_why_in_a_querys_words() {
         let tasks = json!({"task_ids": ["0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01"], "cursor": "c"});
         q.answered(classify_chart(202, true, Some(&tasks)), Some(202));
         let waited = WaitOutcome::refused(&[], None, reason, "m".into());
-        let Step::Settle { outcome, .. } = q.waited(&waited, None) else {
+        let Step::Settle { outcome, .. } = q.waited(&waited, None, CHART) else {
             panic!("settled");
         };
         assert_eq!(
@@ -156,7 +159,7 @@ fn a_waiter_that_ended_otherwise_says_why_in_a_querys_words() {
     let mut q = life();
     let tasks = json!({"task_ids": ["0b9cbf8a-0c71-4a3e-9a35-5a0b3d1b4c01"], "cursor": "c"});
     q.answered(classify_chart(202, true, Some(&tasks)), Some(202));
-    let stale = q.waited(&WaitOutcome::stale(&[], 5), None);
+    let stale = q.waited(&WaitOutcome::stale(&[], 5), None, CHART);
     assert!(
         matches!(stale, Step::Settle { stop: true, .. }),
         "stale: stopped on the server"
@@ -179,7 +182,7 @@ fn a_wait_refused_for_the_other_stream_is_stopped_on_the_server() {
         WaitRefusal::Unsupported,
         "other stream".to_owned(),
     );
-    match q.waited(&refused, None) {
+    match q.waited(&refused, None, CHART) {
         Step::Settle { outcome, stop } => {
             assert!(stop, "its task is cancelled");
             assert_eq!(outcome.reason, Some(QueryReason::Unsupported));

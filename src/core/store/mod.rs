@@ -408,10 +408,21 @@ impl<S: KeyValue, C: Clock> JobStore<S, C> {
         records
     }
 
+    /// Superset's own `last_async_event_id` (its frontend's cursor of the async_event stream),
+    /// as that frontend reads it: the text itself, not JSON.
+    pub fn superset_cursor(&self) -> Option<String> {
+        self.storage.get_text(SUPERSET_LAST_EVENT_KEY)
+    }
+
+    /// Writes Superset's `last_async_event_id` as its frontend does; a refusal changes nothing
+    /// (the cursor stays in the follower's memory).
+    pub fn set_superset_cursor(&mut self, id: &str) {
+        self.storage.put_text(SUPERSET_LAST_EVENT_KEY, id);
+    }
+
     /// The ids of the session's records of `contract` that have not ended: what a poll of that
     /// contract's stream may still change (`follow` polls only while there is one). Without a
     /// session, none.
-    #[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
     pub fn running(&mut self, contract: super::response::Contract) -> Vec<String> {
         let Some(session) = self.session() else {
             return Vec::new();

@@ -1331,7 +1331,6 @@ fn forgetting_memory_drops_what_this_tab_alone_kept() {
 }
 
 #[test]
-#[cfg(any(feature = "follow", not(target_arch = "wasm32")))]
 fn running_names_the_sessions_records_of_the_contract_left_to_follow() {
     use crate::core::response::Contract::{AsyncEvent, Task};
     let (shared, clock) = setup();

@@ -1,0 +1,629 @@
+//! `cancel()` in the machine: one cancel per record, from the local check to its last answer,
+//! as [`CancelFlow`] decides each step (send, wait and retry, read a task's status back). A
+//! second `cancel()` of a job whose cancel runs joins it. The first cancel to an endpoint not
+//! known yet goes alone; the others wait for its answer, and an endpoint found absent (an
+//! HTML 404: Superset 6.1.0; a task framework switched off) is not asked again. After a 401
+//! nothing is sent until the next login.
+
+use super::super::cancel::CancelCheck;
+use super::super::cancel_flow::{Answer as CancelAnswer, CancelFlow, CancelOutcome, Step};
+use super::super::endpoints::{declared_too_long, read_status, reading, Limit, Read};
+use super::super::options::GuardOptions;
+use super::super::response::{Contract, Outcome, Reply};
+use super::super::tabs::Change;
+use super::io::{Answer, Body, Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
+use super::requests::{CancelStep, Purpose, Wake};
+use super::servers::Presence;
+use super::{Machine, Platform};
+
+/// Where a cancel is.
+#[derive(Clone, Debug, PartialEq)]
+enum At {
+    /// Waiting for the first cancel to its endpoint to say whether the endpoint is there.
+    Held,
+    /// Its request is out; once answered, the status and `Retry-After` while its body is read.
+    Sending(ReqId, Option<(u16, Option<String>)>),
+    /// Waiting to send again.
+    Retrying,
+    /// Its task's status is being read back.
+    Status(ReqId),
+    /// Asking whether the task framework is switched off, with the outcome otherwise.
+    Framework(ReqId, Box<CancelOutcome>),
+}
+
+/// One cancel running.
+#[derive(Debug)]
+pub(super) struct Cancel {
+    pub(super) job: String,
+    flow: CancelFlow,
+    contract: Contract,
+    /// The promises it settles; the first is the one a later `cancel(id)` of the job joins.
+    promises: Vec<PromiseId>,
+    signal: Option<SignalId>,
+    at: At,
+    /// Its endpoint's template: what is learned of the endpoint is learned for it.
+    template: String,
+    /// Whether an answer came (what is learned of the endpoint needs one).
+    answered: bool,
+}
+
+/// What `cancel()` did with its promise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelStart {
+    /// The promise given settles with this cancel's outcome.
+    Own,
+    /// A cancel of the job already runs: its promise is the one to hand back.
+    Joined(PromiseId),
+}
+
+/// The contract a cancel speaks: the record's kind (a task's, or else an async_event job's).
+pub(super) fn contract_of(check: &CancelCheck) -> Contract {
+    match check {
+        CancelCheck::Allowed(record) if record.is_task() => Contract::Task,
+        _ => Contract::AsyncEvent,
+    }
+}
+
+impl<P: Platform> Machine<P> {
+    /// `cancel(jobId, { signal })`: `promise` settles with its outcome, or the promise of the
+    /// job's cancel already running is to be handed back.
+    pub fn cancel(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        signal: Option<(SignalId, bool)>,
+        promise: PromiseId,
+    ) -> CancelStart {
+        let Some(guard) = self.live(id) else {
+            let outcome = CancelFlow::new(job, Default::default(), Default::default(), 0).aborted();
+            self.settle_promise(promise, outcome);
+            return CancelStart::Own;
+        };
+        // The id its record is stored under (a task's uuid in any case): one cancel per record.
+        let job = guard.store.record_id(job).into_owned();
+        if let Some(running) = guard.cancels.iter_mut().find(|c| c.job == job) {
+            let first = running.promises.first().copied();
+            if first.is_none() {
+                running.promises.push(promise);
+            }
+            if let Some((signal, _)) = signal {
+                self.emit(Effect::Forget(signal));
+            }
+            return first.map_or(CancelStart::Own, CancelStart::Joined);
+        }
+        if let Some((signal, true)) = signal {
+            // Aborted already: nothing leaves.
+            self.emit(Effect::Forget(signal));
+            let outcome =
+                CancelFlow::new(&job, Default::default(), Default::default(), 0).aborted();
+            self.settle_promise(promise, outcome);
+            return CancelStart::Own;
+        }
+        self.begin_cancel(id, &job, Some(promise), signal.map(|(s, _)| s));
+        self.settle_waits();
+        CancelStart::Own
+    }
+
+    fn settle_promise(&mut self, promise: PromiseId, outcome: CancelOutcome) {
+        self.emit(Effect::Settle {
+            promise,
+            value: Settled::Cancel(outcome),
+        });
+    }
+
+    /// Starts the cancel of `job` for guard `id` (a waiter's abort, a query's stop: no promise
+    /// yet; `cancel(id)` joins it). Whether it runs (the session may cancel it).
+    pub(super) fn start_cancel(&mut self, id: GuardId, job: &str) -> bool {
+        let Some(guard) = self.live(id) else {
+            return false;
+        };
+        if guard.cancels.iter().any(|c| c.job == job) {
+            return true;
+        }
+        if !guard.store.check_cancel(job).is_allowed() {
+            return false;
+        }
+        self.begin_cancel(id, job, None, None);
+        true
+    }
+
+    /// The local check, then the first request (or a wait for the endpoint's first answer).
+    fn begin_cancel(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        promise: Option<PromiseId>,
+        signal: Option<SignalId>,
+    ) {
+        let Some(guard) = self.live(id) else {
+            return;
+        };
+        let check = guard.store.check_cancel(job);
+        let contract = contract_of(&check);
+        let options = &guard.options;
+        let flow = CancelFlow::new(job, options.retry, contract, options.timeout_ms);
+        let template = options.cancel_template(contract).to_owned();
+        let unauthenticated = guard.unauthenticated;
+        let framework_off = guard.stream_absent && contract == Contract::Task;
+        let mut cancel = Cancel {
+            job: job.to_owned(),
+            flow,
+            contract,
+            promises: promise.into_iter().collect(),
+            signal,
+            at: At::Retrying,
+            template,
+            answered: false,
+        };
+        let refused = cancel.flow.refusal(&check).or_else(|| {
+            let presence = self.servers.cancel(&cancel.template, contract);
+            if unauthenticated {
+                Some(unauthenticated_outcome(&cancel.flow))
+            } else if presence == Some(Presence::Absent) || framework_off {
+                Some(absent_outcome(&cancel.flow, contract))
+            } else {
+                None
+            }
+        });
+        if let Some(refused) = refused {
+            settle_cancel_with(self, id, cancel, refused);
+            return;
+        }
+        match self.servers.cancel(&cancel.template, contract) {
+            Some(Presence::Asking) => cancel.at = At::Held,
+            None => self.servers.asking(&cancel.template, contract),
+            _ => {}
+        }
+        let held = cancel.at == At::Held;
+        if let Some(guard) = self.guard(id) {
+            guard.cancels.push(cancel);
+        }
+        if !held {
+            self.send_cancel(id, job);
+        }
+    }
+
+    /// Sends the cancel request of `job` once.
+    fn send_cancel(&mut self, id: GuardId, job: &str) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        let tab = match contract_of(&guard.store.check_cancel(job)) {
+            Contract::Task => guard.store.cancel_tab(job).map(|t| t.to_string()),
+            Contract::AsyncEvent => None,
+        };
+        let Some(cancel) = guard.cancels.iter_mut().find(|c| c.job == job) else {
+            return;
+        };
+        cancel.flow.sending();
+        let url = guard.options.cancel_url_for(job, cancel.contract);
+        let body = GuardOptions::cancel_body(cancel.contract, tab.as_deref());
+        let timeout = guard.options.timeout_ms;
+        let purpose = Purpose::Cancel {
+            guard: id,
+            job: job.to_owned(),
+            step: CancelStep::Post,
+        };
+        let req = self.send(purpose, Method::Post, url, body, true, timeout);
+        self.set_cancel_at(id, job, At::Sending(req, None));
+    }
+
+    fn set_cancel_at(&mut self, id: GuardId, job: &str, at: At) {
+        if let Some(c) = self
+            .guard(id)
+            .and_then(|g| g.cancels.iter_mut().find(|c| c.job == job))
+        {
+            c.at = at;
+        }
+    }
+
+    fn cancel_of(&mut self, id: GuardId, job: &str) -> Option<&mut Cancel> {
+        self.guard(id)?.cancels.iter_mut().find(|c| c.job == job)
+    }
+
+    pub(super) fn cancel_answered(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        step: CancelStep,
+        req: ReqId,
+        answer: &Answer,
+    ) {
+        if let Some(c) = self.cancel_of(id, job) {
+            c.answered = true;
+        }
+        let status = answer.status;
+        let read = reading(status, answer.redirected, answer.content_type.as_deref());
+        match step {
+            CancelStep::Post => match read {
+                Read::Decided(reply) => {
+                    self.end(req, true);
+                    self.cancel_after(id, job, status_answer(answer, reply));
+                }
+                Read::Text if declared_too_long(answer.content_length.as_deref(), Limit::Body) => {
+                    self.end(req, false);
+                    self.cancel_after(id, job, status_answer(answer, Reply::NotJson));
+                }
+                Read::Text => {
+                    let pending = Some((status, answer.retry_after.clone()));
+                    self.set_cancel_at(id, job, At::Sending(req, pending));
+                    self.emit(Effect::Read {
+                        req,
+                        limit: Limit::Body,
+                    });
+                }
+            },
+            CancelStep::Status => {
+                if (200..=299).contains(&status) && read == Read::Text {
+                    self.emit(Effect::Read {
+                        req,
+                        limit: Limit::Body,
+                    });
+                } else {
+                    self.end(req, true);
+                    self.cancel_status(id, job, None);
+                }
+            }
+            CancelStep::Framework => {
+                self.end(req, true);
+                self.framework_answered(id, job, status == 404);
+            }
+        }
+    }
+
+    pub(super) fn cancel_body(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        step: CancelStep,
+        req: ReqId,
+        body: Body,
+    ) {
+        self.end(req, false);
+        match step {
+            CancelStep::Post => {
+                let Some(At::Sending(_, Some((status, retry_after)))) =
+                    self.cancel_of(id, job).map(|c| c.at.clone())
+                else {
+                    return;
+                };
+                let reply = match body {
+                    Body::Text(text) => Reply::from_text(&text),
+                    // A 2xx's body that broke: the status is the server's yes.
+                    Body::Broken if (200..=299).contains(&status) => Reply::Unreadable,
+                    _ => Reply::NotJson,
+                };
+                self.cancel_after(
+                    id,
+                    job,
+                    CancelAnswer::Status {
+                        status,
+                        retry_after,
+                        reply,
+                    },
+                );
+            }
+            CancelStep::Status => {
+                let status = match body {
+                    Body::Text(text) => read_status(&text),
+                    _ => None,
+                };
+                self.cancel_status(id, job, status);
+            }
+            CancelStep::Framework => {}
+        }
+    }
+
+    pub(super) fn cancel_failed(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        step: CancelStep,
+        timed_out: bool,
+    ) {
+        match step {
+            CancelStep::Post => {
+                // No answer, or its body did not come in time.
+                let answer = match self.cancel_of(id, job).map(|c| c.at.clone()) {
+                    Some(At::Sending(_, Some(_))) | None => CancelAnswer::TimedOut,
+                    _ if timed_out => CancelAnswer::TimedOut,
+                    _ => CancelAnswer::NetworkError,
+                };
+                self.cancel_after(id, job, answer);
+            }
+            CancelStep::Status => self.cancel_status(id, job, None),
+            CancelStep::Framework => self.framework_answered(id, job, false),
+        }
+    }
+
+    /// What follows an answer, as the flow decides.
+    fn cancel_after(&mut self, id: GuardId, job: &str, answer: CancelAnswer) {
+        let now = self.now();
+        let Some(guard) = self.guards.iter_mut().find(|g| g.id == id) else {
+            return;
+        };
+        let Some(cancel) = guard.cancels.iter_mut().find(|c| c.job == job) else {
+            return;
+        };
+        match cancel.flow.after(&answer, now, &mut self.random) {
+            Step::Finish(outcome) => self.cancel_finished(id, job, outcome),
+            Step::Wait(ms) => {
+                self.set_cancel_at(id, job, At::Retrying);
+                self.set_timer(
+                    Wake::Retry {
+                        guard: id,
+                        job: job.to_owned(),
+                    },
+                    ms,
+                );
+            }
+            Step::ReadStatus => {
+                let Some(guard) = self.guard(id) else {
+                    return;
+                };
+                let url = guard.options.status_url_for(job);
+                let timeout = guard.options.timeout_ms;
+                let purpose = Purpose::Cancel {
+                    guard: id,
+                    job: job.to_owned(),
+                    step: CancelStep::Status,
+                };
+                let req = self.send(purpose, Method::Get, url, None, false, timeout);
+                self.set_cancel_at(id, job, At::Status(req));
+            }
+        }
+    }
+
+    fn cancel_status(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        status: Option<super::super::model::TaskStatus>,
+    ) {
+        let Some(cancel) = self.cancel_of(id, job) else {
+            return;
+        };
+        let outcome = cancel.flow.after_status(status);
+        self.cancel_finished(id, job, outcome);
+    }
+
+    /// A retry's wait came: the session may have changed meanwhile, in this tab or another.
+    pub(super) fn cancel_retry(&mut self, id: GuardId, job: &str) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        let check = guard.store.check_cancel(job);
+        let refused = guard
+            .cancels
+            .iter()
+            .find(|c| c.job == job)
+            .and_then(|c| c.flow.refusal(&check));
+        match refused {
+            Some(refused) => self.cancel_finished(id, job, refused),
+            None => self.send_cancel(id, job),
+        }
+    }
+
+    /// The flow finished with `outcome`. A task's 404 (read as `not_job_owner` or
+    /// `not_found`) may be a task framework switched off (every task route answers 404): one
+    /// `GET` of a route it always has tells them apart.
+    fn cancel_finished(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        let task = guard
+            .cancels
+            .iter()
+            .any(|c| c.job == job && c.contract == Contract::Task);
+        if outcome.http_status == Some(404) && task {
+            let url = guard.options.changes_url(None);
+            let timeout = guard.options.timeout_ms;
+            let purpose = Purpose::Cancel {
+                guard: id,
+                job: job.to_owned(),
+                step: CancelStep::Framework,
+            };
+            let req = self.send(purpose, Method::Get, url, None, false, timeout);
+            self.set_cancel_at(id, job, At::Framework(req, Box::new(outcome)));
+            return;
+        }
+        self.cancel_settled(id, job, outcome);
+    }
+
+    fn framework_answered(&mut self, id: GuardId, job: &str, off: bool) {
+        let Some(At::Framework(_, outcome)) = self.cancel_of(id, job).map(|c| c.at.clone()) else {
+            return;
+        };
+        let outcome = if off {
+            if let Some(guard) = self.guard(id) {
+                guard.stream_absent = true;
+            }
+            let flow = self.cancel_of(id, job).map(|c| c.flow.clone());
+            match flow {
+                Some(flow) => CancelOutcome {
+                    http_status: Some(404),
+                    attempts: outcome.attempts,
+                    ..absent_outcome(&flow, Contract::Task)
+                },
+                None => *outcome,
+            }
+        } else {
+            *outcome
+        };
+        self.cancel_settled(id, job, outcome);
+    }
+
+    /// The cancel ends with `outcome`: its record settled, what its endpoint said learned,
+    /// its promises settled, the cancels that waited for its endpoint's answer started.
+    fn cancel_settled(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        let Some(at) = guard.cancels.iter().position(|c| c.job == job) else {
+            return;
+        };
+        let cancel = guard.cancels.remove(at);
+        settle_cancel_with(self, id, cancel, outcome);
+    }
+
+    /// The app's signal `signal` aborted: the cancels of guard `id` it started end.
+    pub(super) fn abort_cancels_of(&mut self, id: GuardId, signal: SignalId) {
+        let jobs: Vec<String> = self.guard(id).map_or_else(Vec::new, |g| {
+            g.cancels
+                .iter()
+                .filter(|c| c.signal == Some(signal))
+                .map(|c| c.job.clone())
+                .collect()
+        });
+        for job in jobs {
+            self.abort_cancel(id, &job);
+        }
+    }
+
+    /// Ends every cancel of guard `id` as `aborted` (a logout, a session that ended or changed).
+    pub(super) fn end_cancels(&mut self, id: GuardId) {
+        let jobs: Vec<String> = self.guard(id).map_or_else(Vec::new, |g| {
+            g.cancels.iter().map(|c| c.job.clone()).collect()
+        });
+        for job in jobs {
+            self.abort_cancel(id, &job);
+        }
+    }
+
+    fn abort_cancel(&mut self, id: GuardId, job: &str) {
+        let Some(cancel) = self.cancel_of(id, job) else {
+            return;
+        };
+        let outcome = cancel.flow.aborted();
+        match cancel.at.clone() {
+            At::Sending(req, _) | At::Status(req) | At::Framework(req, _) => self.end(req, false),
+            At::Retrying | At::Held => {}
+        }
+        let timers: Vec<_> = self
+            .timers
+            .iter()
+            .filter(|(_, w)| matches!(w, Wake::Retry { guard, job: j } if *guard == id && j == job))
+            .map(|(t, _)| *t)
+            .collect();
+        for timer in timers {
+            self.clear_timer(timer);
+        }
+        self.cancel_settled(id, job, outcome);
+    }
+}
+
+/// A cancel's answer of `status`, its body meaning `reply`.
+fn status_answer(answer: &Answer, reply: Reply) -> CancelAnswer {
+    CancelAnswer::Status {
+        status: answer.status,
+        retry_after: answer.retry_after.clone(),
+        reply,
+    }
+}
+
+/// A cancel refused without a request after a 401.
+fn unauthenticated_outcome(flow: &CancelFlow) -> CancelOutcome {
+    CancelOutcome {
+        outcome: Outcome::Unauthenticated,
+        message: "The server answered 401 to this session: nothing is sent until the next login"
+            .to_owned(),
+        ..flow.aborted()
+    }
+}
+
+/// A cancel to an endpoint found absent: `unsupported`, nothing sent.
+fn absent_outcome(flow: &CancelFlow, contract: Contract) -> CancelOutcome {
+    let message = match contract {
+        Contract::Task => {
+            "The server's task framework is switched off (its task routes answer 404): nothing \
+             was cancelled, the task runs on if it runs at all"
+        }
+        Contract::AsyncEvent => {
+            "Cancel is not available on this server (no cancel endpoint answered: Superset \
+             6.1.0 has none; on another, check `cancelUrl` and the page's proxy): the job runs \
+             until it ends"
+        }
+    };
+    CancelOutcome {
+        outcome: Outcome::Unsupported,
+        message: message.to_owned(),
+        ..flow.aborted()
+    }
+}
+
+/// Settles `cancel` (taken off its guard) with `outcome`: the record, the endpoint, the
+/// promises, the listeners, the cancels that waited for this endpoint.
+fn settle_cancel_with<P: Platform>(
+    m: &mut Machine<P>,
+    id: GuardId,
+    cancel: Cancel,
+    outcome: CancelOutcome,
+) {
+    m.servers.cancel_settled(
+        &cancel.template,
+        cancel.contract,
+        outcome.outcome,
+        cancel.answered,
+    );
+    if outcome.http_status == Some(401) {
+        m.unauthorized(id);
+    }
+    if let Some(guard) = m.guard(id) {
+        guard.store.settle_cancel(
+            &cancel.job,
+            outcome.outcome,
+            outcome.action.as_deref(),
+            outcome.status,
+        );
+    }
+    if let Some(signal) = cancel.signal {
+        m.emit(Effect::Forget(signal));
+    }
+    for promise in &cancel.promises {
+        m.settle_promise(*promise, outcome.clone());
+    }
+    // An answer from the server may have changed the record.
+    if outcome.http_status.is_some() {
+        m.changed(id, Change::JobsChanged);
+    }
+    m.release_held(&cancel.template, cancel.contract);
+}
+
+impl<P: Platform> Machine<P> {
+    /// The cancels that waited for `template`'s first answer go (or settle, if it is absent).
+    fn release_held(&mut self, template: &str, contract: Contract) {
+        if self.servers.cancel(template, contract) == Some(Presence::Asking) {
+            return;
+        }
+        let held: Vec<(GuardId, String)> = self
+            .guards
+            .iter()
+            .flat_map(|g| {
+                g.cancels
+                    .iter()
+                    .filter(|c| {
+                        c.at == At::Held && c.template == template && c.contract == contract
+                    })
+                    .map(move |c| (g.id, c.job.clone()))
+            })
+            .collect();
+        for (id, job) in held {
+            let Some(flow) = self.cancel_of(id, &job).map(|c| c.flow.clone()) else {
+                continue;
+            };
+            match self.servers.cancel(template, contract) {
+                Some(Presence::Absent) => {
+                    let outcome = absent_outcome(&flow, contract);
+                    self.cancel_settled(id, &job, outcome);
+                }
+                // Another held one asks first.
+                Some(Presence::Asking) => {}
+                None => {
+                    self.servers.asking(template, contract);
+                    self.send_cancel(id, &job);
+                }
+                Some(Presence::Present) => self.send_cancel(id, &job),
+            }
+        }
+    }
+}

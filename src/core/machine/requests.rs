@@ -1,0 +1,256 @@
+//! The requests in flight and the timers, each with what it is for ([`Purpose`], [`Wake`]):
+//! every answer, body, failure and timer goes to its owner's room. Every request has a
+//! deadline; every request ends with [`Effect::End`], so the executor keeps no handle longer
+//! than the machine needs it.
+
+use super::super::endpoints::drains_unread;
+use super::io::{Answer, Body, Effect, GuardId, Method, ReqId, Request, TimerId};
+use super::{Machine, Platform};
+
+/// What a cancel's request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CancelStep {
+    /// The cancel itself.
+    Post,
+    /// A task's status, read back after its 422 (or a 2xx whose body broke).
+    Status,
+    /// The route that tells whether the task framework is switched off.
+    Framework,
+}
+
+/// What a request is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Purpose {
+    Cancel {
+        guard: GuardId,
+        job: String,
+        step: CancelStep,
+    },
+    /// A poll of `follow()`, or a task read back after it.
+    Poll { guard: GuardId },
+    /// A query's chart-data request (or its result's read, or the request sent again).
+    Chart { guard: GuardId, query: u32 },
+    /// A query's stop.
+    Stop { guard: GuardId, query: u32 },
+    /// The stop endpoint's question for chart-data URL `url` (whether its server takes a
+    /// `client_id`).
+    Probe { guard: GuardId, url: String },
+    /// Sent with `keepalive`, its answer not read; a logout's `stopped` waits for the answers
+    /// of its group.
+    Delivery { guard: GuardId, group: u32 },
+}
+
+impl Purpose {
+    pub(super) fn guard(&self) -> Option<GuardId> {
+        match self {
+            Purpose::Cancel { guard, .. }
+            | Purpose::Poll { guard }
+            | Purpose::Chart { guard, .. }
+            | Purpose::Stop { guard, .. }
+            | Purpose::Probe { guard, .. }
+            | Purpose::Delivery { guard, .. } => Some(*guard),
+        }
+    }
+}
+
+/// What a timer wakes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Wake {
+    /// A request's deadline.
+    Deadline(ReqId),
+    /// A cancel's next attempt.
+    Retry { guard: GuardId, job: String },
+    /// A guard's waiters: a stale clock, an expiry, a missing record's grace, the entry's
+    /// refresh.
+    Waits(GuardId),
+    /// `follow()`'s next poll.
+    Follow(GuardId),
+    /// A query's stop sent again (a stop that may have overtaken its request).
+    Confirm { guard: GuardId, query: u32 },
+    /// A logout's `stopped`, settled at the latest.
+    Delivered(u32),
+}
+
+/// A request in flight.
+#[derive(Debug)]
+pub(super) struct Open {
+    pub(super) req: ReqId,
+    pub(super) purpose: Purpose,
+    deadline: Option<TimerId>,
+    /// The answer's declared length, once answered (whether an end lets its body arrive).
+    declared: Option<Option<String>>,
+}
+
+impl<P: Platform> Machine<P> {
+    /// Sends a request for `purpose`, its deadline `timeout_ms` from now; its id.
+    pub(super) fn send(
+        &mut self,
+        purpose: Purpose,
+        method: Method,
+        url: String,
+        body: Option<String>,
+        keepalive: bool,
+        timeout_ms: u64,
+    ) -> ReqId {
+        let req = ReqId(self.id());
+        let guard = purpose.guard().unwrap_or_default();
+        self.emit(Effect::Send(Request {
+            req,
+            guard,
+            method,
+            url,
+            body,
+            keepalive,
+        }));
+        let deadline = Some(self.set_timer(Wake::Deadline(req), timeout_ms));
+        self.open.push(Open {
+            req,
+            purpose,
+            deadline,
+            declared: None,
+        });
+        req
+    }
+
+    /// Ends request `req` (if it is still open): with `drain`, an answer whose body was not
+    /// read lets it arrive first, unless it declares more than an answer the guard reads.
+    pub(super) fn end(&mut self, req: ReqId, drain: bool) {
+        let Some(at) = self.open.iter().position(|o| o.req == req) else {
+            return;
+        };
+        let open = self.open.remove(at);
+        if let Some(timer) = open.deadline {
+            self.clear_timer(timer);
+        }
+        let drain = drain
+            && open
+                .declared
+                .as_ref()
+                .is_some_and(|length| drains_unread(length.as_deref()));
+        self.emit(Effect::End { req, drain });
+    }
+
+    /// Moves request `req`'s deadline to `ms` from now.
+    pub(super) fn set_deadline(&mut self, req: ReqId, ms: u64) {
+        let Some(old) = self
+            .open
+            .iter_mut()
+            .find(|o| o.req == req)
+            .and_then(|o| o.deadline.take())
+        else {
+            return;
+        };
+        self.clear_timer(old);
+        let timer = self.set_timer(Wake::Deadline(req), ms);
+        if let Some(open) = self.open.iter_mut().find(|o| o.req == req) {
+            open.deadline = Some(timer);
+        }
+    }
+
+    /// Whether request `req` has been answered (its body may still be coming).
+    pub(super) fn is_answered(&self, req: ReqId) -> bool {
+        self.open
+            .iter()
+            .any(|o| o.req == req && o.declared.is_some())
+    }
+
+    pub(super) fn set_timer(&mut self, wake: Wake, ms: u64) -> TimerId {
+        let timer = TimerId(self.id());
+        self.timers.push((timer, wake));
+        self.emit(Effect::SetTimer { timer, ms });
+        timer
+    }
+
+    pub(super) fn clear_timer(&mut self, timer: TimerId) {
+        let before = self.timers.len();
+        self.timers.retain(|(t, _)| *t != timer);
+        if self.timers.len() != before {
+            self.emit(Effect::ClearTimer(timer));
+        }
+    }
+
+    fn purpose_of(&self, req: ReqId) -> Option<Purpose> {
+        self.open
+            .iter()
+            .find(|o| o.req == req)
+            .map(|o| o.purpose.clone())
+    }
+
+    pub(super) fn answered(&mut self, req: ReqId, answer: Answer) {
+        let Some(open) = self.open.iter_mut().find(|o| o.req == req) else {
+            return;
+        };
+        if open.declared.is_some() {
+            return;
+        }
+        open.declared = Some(answer.content_length.clone());
+        match open.purpose.clone() {
+            Purpose::Cancel { guard, job, step } => {
+                self.cancel_answered(guard, &job, step, req, &answer)
+            }
+            Purpose::Poll { guard } => self.poll_answered(guard, req, &answer),
+            Purpose::Chart { guard, query } => self.chart_answered(guard, query, req, &answer),
+            Purpose::Stop { guard, query } => self.stop_answered(guard, query, req, &answer),
+            Purpose::Probe { url, .. } => self.probe_answered(&url, req, Some(&answer)),
+            Purpose::Delivery { group, .. } => {
+                self.end(req, true);
+                self.delivered(group);
+            }
+        }
+    }
+
+    /// No answer came: `fetch` failed, or its deadline passed (`timed_out`).
+    fn failed(&mut self, req: ReqId, timed_out: bool) {
+        let Some(purpose) = self.purpose_of(req) else {
+            return;
+        };
+        self.end(req, false);
+        match purpose {
+            Purpose::Cancel { guard, job, step } => {
+                self.cancel_failed(guard, &job, step, timed_out)
+            }
+            Purpose::Poll { guard } => self.poll_failed(guard, req),
+            Purpose::Chart { guard, query } => self.chart_failed(guard, query, req, timed_out),
+            Purpose::Stop { guard, query } => self.stop_failed(guard, query, req),
+            Purpose::Probe { url, .. } => self.probe_answered(&url, req, None),
+            Purpose::Delivery { group, .. } => self.delivered(group),
+        }
+    }
+
+    pub(super) fn no_answer(&mut self, req: ReqId) {
+        self.failed(req, false);
+    }
+
+    pub(super) fn body(&mut self, req: ReqId, body: Body) {
+        let Some(purpose) = self.purpose_of(req) else {
+            return;
+        };
+        match purpose {
+            Purpose::Cancel { guard, job, step } => self.cancel_body(guard, &job, step, req, body),
+            Purpose::Poll { guard } => self.poll_body(guard, req, body),
+            Purpose::Chart { guard, query } => self.chart_body(guard, query, req, body),
+            _ => self.end(req, false),
+        }
+    }
+
+    pub(super) fn timer(&mut self, timer: TimerId) {
+        let Some(at) = self.timers.iter().position(|(t, _)| *t == timer) else {
+            return;
+        };
+        let (_, wake) = self.timers.remove(at);
+        match wake {
+            Wake::Deadline(req) => {
+                // A deadline that came: its timer is gone already, the request ends.
+                if let Some(open) = self.open.iter_mut().find(|o| o.req == req) {
+                    open.deadline = None;
+                }
+                self.failed(req, true);
+            }
+            Wake::Retry { guard, job } => self.cancel_retry(guard, &job),
+            Wake::Waits(guard) => self.waits_timer(guard),
+            Wake::Follow(guard) => self.follow_timer(guard),
+            Wake::Confirm { guard, query } => self.confirm_stop(guard, query),
+            Wake::Delivered(group) => self.delivery_timeout(group),
+        }
+    }
+}

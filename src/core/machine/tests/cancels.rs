@@ -1,0 +1,159 @@
+//! `cancel()` in the machine.
+
+use super::*;
+use crate::core::response::Outcome;
+
+#[test]
+fn a_happy_cancel_posts_once_with_keepalive_and_marks_the_record() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({}));
+    p.record(g, JOB);
+    let promise = p.cancel(g, JOB, None);
+    let posts = p.to(Method::Post, CANCEL);
+    assert_eq!(posts.len(), 1);
+    assert!(posts[0].keepalive);
+    p.answer(
+        posts[0].req,
+        200,
+        Some(json!({"result": {"status": "cancelled"}})),
+    );
+    let outcome = p.cancel_outcome(promise);
+    assert_eq!((outcome.outcome, outcome.attempts), (Outcome::Cancelled, 1));
+    assert_eq!(
+        p.m.job(g, JOB).unwrap().unwrap().status().as_str(),
+        "cancelled"
+    );
+    assert!(
+        p.quiet(),
+        "nothing left running: {:?} {:?}",
+        p.open,
+        p.timers
+    );
+}
+
+#[test]
+fn a_403_is_not_job_owner_sent_once_and_never_retried() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({}));
+    p.record(g, JOB);
+    let promise = p.cancel(g, JOB, None);
+    let req = p.open_to(CANCEL).unwrap();
+    p.answer(req, 403, Some(json!({"message": "Forbidden"})));
+    assert_eq!(p.cancel_outcome(promise).outcome, Outcome::NotJobOwner);
+    p.advance(60_000);
+    assert_eq!(p.to(Method::Post, CANCEL).len(), 1);
+    assert!(p.m.job(g, JOB).unwrap().is_none(), "the record goes");
+}
+
+#[test]
+fn transient_failures_are_retried_after_the_backoff_and_a_second_cancel_joins() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({"retry": {"attempts": 3, "baseDelayMs": 100, "maxDelayMs": 100}}));
+    p.record(g, JOB);
+    let first = p.cancel(g, JOB, None);
+    let second = p.promise();
+    assert_eq!(p.m.cancel(g, JOB, None, second), CancelStart::Joined(first));
+    p.pump();
+    let req = p.open_to(CANCEL).unwrap();
+    p.answer(req, 503, None);
+    assert_eq!(p.to(Method::Post, CANCEL).len(), 1, "waits before the next");
+    p.advance(100);
+    let req = p.open_to(CANCEL).unwrap();
+    p.answer(req, 200, Some(json!({})));
+    let outcome = p.cancel_outcome(first);
+    assert_eq!((outcome.outcome, outcome.attempts), (Outcome::Cancelled, 2));
+    assert!(
+        p.outcome(second).is_none(),
+        "the joiner gets the first's promise"
+    );
+}
+
+#[test]
+fn an_aborted_signal_ends_the_cancel_and_its_request() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({}));
+    p.record(g, JOB);
+    let signal = p.signal();
+    let promise = p.cancel(g, JOB, Some(signal));
+    let req = p.open_to(CANCEL).unwrap();
+    p.handle(Event::Aborted(signal));
+    assert_eq!(p.cancel_outcome(promise).outcome, Outcome::Aborted);
+    assert!(p.ended.contains(&(req, false)), "aborted, not drained");
+    assert!(p.quiet());
+}
+
+#[test]
+fn a_missing_cancel_endpoint_is_learned_by_one_request_for_the_page() {
+    // Superset 6.1.0: an HTML 404 from a route that does not exist.
+    let mut p = Page::new();
+    let a = p.signed_in(json!({}));
+    let b = p.signed_in(json!({}));
+    let jobs = [
+        JOB,
+        "10a0bd9a-03c8-4737-9345-f4234ba86513",
+        "10a0bd9a-03c8-4737-9345-f4234ba86514",
+    ];
+    for job in jobs {
+        p.record(a, job);
+    }
+    let promises: Vec<_> = jobs.iter().map(|job| p.cancel(a, job, None)).collect();
+    assert_eq!(p.sent.len(), 1, "the first asks alone: {:?}", p.sent);
+    p.answer_html(p.sent[0].req, 404);
+    for promise in &promises {
+        assert_eq!(p.cancel_outcome(*promise).outcome, Outcome::Unsupported);
+    }
+    assert_eq!(p.sent.len(), 1, "the others were not sent");
+    // Another guard of the page, later: nothing sent either.
+    p.record(b, "10a0bd9a-03c8-4737-9345-f4234ba86515");
+    let later = p.cancel(b, "10a0bd9a-03c8-4737-9345-f4234ba86515", None);
+    assert_eq!(p.cancel_outcome(later).outcome, Outcome::Unsupported);
+    assert_eq!(p.sent.len(), 1);
+    assert!(
+        p.m.job(b, "10a0bd9a-03c8-4737-9345-f4234ba86515")
+            .unwrap()
+            .is_some(),
+        "kept"
+    );
+}
+
+#[test]
+fn after_a_401_nothing_is_sent_until_the_next_login() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({}));
+    p.record(g, JOB);
+    let first = p.cancel(g, JOB, None);
+    p.answer(p.open_to(CANCEL).unwrap(), 401, None);
+    assert_eq!(p.cancel_outcome(first).outcome, Outcome::Unauthenticated);
+    assert!(p
+        .notified
+        .contains(&(g, Change::Unauthorized, Source::Local)));
+    let again = p.cancel(g, JOB, None);
+    assert_eq!(p.cancel_outcome(again).outcome, Outcome::Unauthenticated);
+    let query = p.query(g, None);
+    assert_eq!(
+        p.query_outcome(query).0.outcome,
+        crate::core::query::QueryResult::Unauthenticated
+    );
+    assert_eq!(p.sent.len(), 1, "one request: {:?}", p.sent);
+    p.m.login(g, session(1)).unwrap();
+    p.pump();
+    p.cancel(g, JOB, None);
+    assert_eq!(
+        p.to(Method::Post, CANCEL).len(),
+        2,
+        "sent again after the login"
+    );
+}
+
+#[test]
+fn a_cancel_with_no_answer_ends_within_its_timeout() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({"timeoutMs": 1000, "retry": {"attempts": 1}}));
+    p.record(g, JOB);
+    let promise = p.cancel(g, JOB, None);
+    p.advance(1000);
+    let outcome = p.cancel_outcome(promise);
+    assert_eq!(outcome.outcome, Outcome::Failed);
+    assert!(outcome.retryable);
+    assert!(p.quiet());
+}
