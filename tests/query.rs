@@ -443,21 +443,26 @@ async fn the_stop_url_is_asked_once_even_when_the_first_queries_are_stopped_at_o
     let ns = fresh("q-once");
     let server = Server::new(json!({ "mode": "sync", "result": result() }));
     let g = guard(&ns, &server, json!({}));
-    for _ in 0..3 {
+    for n in 0..3 {
         let controller = web_sys::AbortController::new().unwrap();
         let promise = g.query(body(), with_signal(&controller, json!({})));
         controller.abort();
         let (outcome, _) = settled(promise).await;
         assert_eq!(outcome["outcome"], "aborted", "{outcome}");
-        assert_eq!(outcome["stop"], "not_sent", "{outcome}");
+        if n == 0 {
+            // Stopped while the question was out: nothing of it left.
+            assert_eq!(outcome["stop"], "not_sent", "{outcome}");
+        }
     }
     let (outcome, _) = settled(query(&g, json!({}))).await;
     assert_eq!(outcome["outcome"], "done", "{outcome}");
     assert_eq!(server.list("probes").len(), 1, "{:?}", server.requests());
-    assert!(server
-        .to("/api/v1/chart/data/stop")
-        .iter()
-        .all(|r| r["method"] == "OPTIONS"));
+    let asked = server.to("/api/v1/chart/data/stop");
+    assert_eq!(
+        asked.iter().filter(|r| r["method"] == "OPTIONS").count(),
+        1,
+        "{asked:?}"
+    );
 }
 
 /// A signal's stop leaves in the abort's own tick: before the request the app sends next (a new

@@ -6,7 +6,7 @@
 //! closure is running), and leave it unusable for the page's life. These go through
 //! `Reflect` (whose js-sys bindings catch), and each answers a value its caller can live with.
 
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::{
     AbortController, AbortSignal, BroadcastChannel, EventTarget, MessageEvent, Storage,
@@ -98,12 +98,4 @@ pub fn storage_values(event: &StorageEvent) -> Option<(Option<String>, Option<St
         text_or_null(get(event, "oldValue"))?,
         text_or_null(get(event, "newValue"))?,
     ))
-}
-
-/// A promise and the function that resolves it.
-pub fn deferred() -> (Promise, Function) {
-    let mut resolver = None;
-    let promise = Promise::new(&mut |resolve, _reject| resolver = Some(resolve));
-    let resolve = resolver.unwrap_or_else(|| Function::from(JsValue::UNDEFINED));
-    (promise, resolve)
 }

@@ -1,81 +1,80 @@
-//! `JobGuard`, the class the package exports. Each method reads its JS arguments, which cross
-//! as JSON text ([`super::boundary`]), with the core's validating readers, calls the
-//! [`Store`](super::storage::Store), and converts the answer (or the error, once) back.
+//! `JobGuard`, the class the package exports: each method reads its JS arguments, which cross
+//! as JSON text ([`super::boundary`]), with the core's validating readers, hands the call to
+//! the page's machine ([`super::exec::call`]), and converts the answer (or the error, once)
+//! back. A promise it returns is settled by the machine.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::boundary::{from_js, function, guard_options, plain, to_js, to_ts, Js};
-use super::cancel;
+use super::boundary::{
+    from_js, function, guard_options, message_of, plain, signal_in, to_js, to_ts, Js,
+};
 use super::clock::DateClock;
-use super::dom;
-use super::listeners::Listeners;
-use super::state::Inner;
+use super::exec::{self, call, handles, GuardHandles};
 use super::storage::{Backend, LocalBackend};
-use super::tabs::{TabHost, TabSync};
 use super::types::{
     AsyncEvent, AsyncJobRecord, LogoutResult, PurgeResult, SessionInput, TaskStatusChanges,
     TaskStatusMessage, TaskSubmission,
 };
-use super::waiting;
-use super::{query, query_stop_all};
 use crate::core::cancel::CheckWire;
+use crate::core::cancel_flow::{read_options, CancelOutcome};
+use crate::core::chart::QuerySettings;
 use crate::core::error::GuardError;
 use crate::core::fallback::StorageStatus;
+use crate::core::machine::{CancelStart, GuardId, Machine, SignalId};
 use crate::core::model::JobMetadata;
 use crate::core::options::StorageKind;
-use crate::core::query::QueryReason;
+use crate::core::query::{QueryOutcome, QueryReason};
 use crate::core::session::Session;
 use crate::core::stats::StoreStats;
 use crate::core::storage::MemoryStorage;
 use crate::core::store::JobStore;
-use crate::core::tabs::{Change, Source};
 use crate::core::task::{StatusChange, Submission};
+use crate::core::wait_input::{read_input, WaitSettings};
+use crate::core::wait_outcome::{WaitOutcome, WaitRefusal};
 
 /// Guards Superset async-job metadata for the signed-in session. See the README for the rules.
 #[wasm_bindgen]
 pub struct JobGuard {
-    inner: Rc<RefCell<Inner>>,
-    listeners: Rc<RefCell<Listeners>>,
+    id: GuardId,
 }
 
-/// `free()` (or the page's end): the listeners for other tabs go at once, even while a
-/// `cancel()` still holds the state to settle its record.
+/// `free()` (or the page's end): the guard's queries are stopped, its waiters settle, and its
+/// listeners go at once; what it still sends goes with its `fetch` and headers.
 impl Drop for JobGuard {
     fn drop(&mut self) {
-        waiting::end(&self.inner);
-        #[cfg(feature = "follow")]
-        super::follow::unwatch_page(&self.inner);
-        #[cfg(feature = "follow")]
-        let follow = self
-            .inner
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut i| i.following.running.take());
-        if let Ok(mut inner) = self.inner.try_borrow_mut() {
-            inner.tabs = None;
-        }
-        // Outside the borrow: abort listeners run synchronously.
-        #[cfg(feature = "follow")]
-        if let Some(follow) = follow {
-            dom::abort(&follow);
-        }
+        let id = self.id;
+        handles(|h| {
+            if let Some(g) = h.guard(id) {
+                g.listeners.clear();
+            }
+        });
+        let _ = call(|m| m.free(id));
     }
 }
 
+type M = Machine<exec::Browser>;
+
 impl JobGuard {
-    /// Runs `f` on the state. A re-entrant call (JS calling the guard from inside a guard
-    /// call) is an error, never a panic.
-    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, JsValue>) -> Result<T, JsValue> {
-        let mut inner = self.inner.try_borrow_mut().map_err(|_| {
-            JsValue::from(GuardError::Internal(
-                "the guard was called from inside one of its own calls".to_owned(),
-            ))
-        })?;
-        f(&mut inner)
+    /// Runs a call on this guard in the machine; an error is a `GuardError`.
+    fn on<T>(
+        &self,
+        f: impl FnOnce(&mut M, GuardId) -> Result<T, GuardError>,
+    ) -> Result<T, JsValue> {
+        let id = self.id;
+        Ok(call(|m| f(m, id))??)
     }
+
+    /// The guard's own `cancelOnClose`: what a call's options fall back to.
+    fn cancel_on_close(&self) -> bool {
+        let id = self.id;
+        call(|m| m.options(id).is_some_and(|o| o.cancel_on_close)).unwrap_or(false)
+    }
+}
+
+/// A signal taken from an options object, listened to.
+fn listened(signal: Option<web_sys::AbortSignal>) -> Option<(SignalId, bool)> {
+    signal.map(exec::listen)
 }
 
 #[wasm_bindgen]
@@ -106,52 +105,30 @@ impl JobGuard {
                 }
             }
         };
-        let namespace = options.namespace.clone();
-        let inner = Rc::new(RefCell::new(Inner {
-            store,
-            options,
-            fetch,
-            logout: None,
-            tabs: None,
-            cancels: Vec::new(),
-            waiting: Default::default(),
-            queries: Default::default(),
-            #[cfg(feature = "follow")]
-            following: Default::default(),
-            #[cfg(feature = "follow")]
-            follow_signed_out: false,
-            #[cfg(feature = "follow")]
-            follow_forbidden: false,
-            #[cfg(feature = "follow")]
-            stream_absent: false,
-            #[cfg(feature = "follow")]
-            follow_wake: None,
-        }));
-        let listeners = Rc::new(RefCell::new(Listeners::default()));
-        let host: Rc<RefCell<dyn TabHost>> = inner.clone();
-        let tabs = TabSync::start(&namespace, Rc::downgrade(&host), Rc::clone(&listeners));
-        if let Ok(mut i) = inner.try_borrow_mut() {
-            i.tabs = Some(tabs);
-        }
-        if let Ok(mut l) = listeners.try_borrow_mut() {
-            l.after = Some(waiting::hook(&inner, &listeners));
-        }
-        let page_id = super::page::join(&inner);
-        if let Ok(mut i) = inner.try_borrow_mut() {
-            i.waiting.entry.page_id = page_id;
-        }
-        Ok(JobGuard { inner, listeners })
+        let (namespace, headers) = (options.namespace.clone(), options.headers.clone());
+        let server = exec::server_of(fetch.as_ref());
+        let id = call(|m| m.add_guard(options, store, server))?;
+        handles(|h| {
+            h.guards.push(GuardHandles {
+                id,
+                fetch,
+                headers,
+                listeners: Vec::new(),
+            })
+        });
+        super::page::join(&namespace);
+        Ok(JobGuard { id })
     }
 
     /// Where the guard keeps its data: `{ kind: "local" | "memory" | "degraded", reason }`.
     #[wasm_bindgen(getter)]
     pub fn storage(&self) -> Result<Js<StorageStatus>, JsValue> {
-        self.with(|g| to_ts::<StorageStatus>(&g.store.storage_status()))
+        to_ts::<StorageStatus>(&self.on(|m, id| m.storage_status(id))?)
     }
 
     /// What the guard removed from storage or kept in memory, by reason.
     pub fn stats(&self) -> Result<Js<StoreStats>, JsValue> {
-        self.with(|g| to_ts::<StoreStats>(&g.store.stats()))
+        to_ts::<StoreStats>(&self.on(|m, id| m.stats(id))?)
     }
 
     /// Calls `callback({ type })` when another tab signs out (`"logout"`), signs in as someone
@@ -163,8 +140,8 @@ impl JobGuard {
         &self,
         #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] callback: JsValue,
     ) -> Result<JsValue, JsValue> {
-        Ok(Listeners::add(
-            &self.listeners,
+        Ok(super::listeners::add(
+            self.id,
             function(callback, "onChange")?,
             false,
         ))
@@ -173,25 +150,20 @@ impl JobGuard {
     /// Calls `listener({ type, source })` on every change to the session or its records: this
     /// tab's own (`source: "local"`: `login`, `logout`, a record written, an event or status
     /// applied, a cancel settled) and other tabs' (`"other_tab"`, as `onChange` hears them).
-    /// `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (a poll of
-    /// `follow()`, in this tab or another, met a 401). Returns a function that
-    /// unsubscribes. A listener that throws, or unsubscribes during a call, breaks neither the
-    /// guard nor the other listeners.
+    /// `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (the server
+    /// answered 401, in this tab or another). Returns a function that unsubscribes. A listener
+    /// that throws, or unsubscribes during a call, breaks neither the guard nor the other
+    /// listeners.
     #[wasm_bindgen(unchecked_return_type = "() => void")]
     pub fn subscribe(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(change: GuardChange) => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        Ok(Listeners::add(
-            &self.listeners,
+        Ok(super::listeners::add(
+            self.id,
             function(listener, "subscribe")?,
             true,
         ))
-    }
-
-    /// Tells `subscribe`'s listeners about a change this tab made.
-    fn changed(&self, change: Change) {
-        Listeners::notify(&self.listeners, change, Source::Local);
     }
 
     /// Keeps the session's records current from Superset's event stream (the guard's
@@ -211,107 +183,40 @@ impl JobGuard {
         let options = plain(&options, None, GuardError::InvalidOptions)?;
         let options = options.read(|d| crate::core::follow::FollowOptions::read(d))?;
         let options = given.then_some(options);
-        Ok(super::follow::start(&self.inner, &self.listeners, options)?.into())
+        let id = self.id;
+        let holder = call(|m| m.follow(id, options))?;
+        let stop = Closure::<dyn FnMut()>::new(move || {
+            if let Some(holder) = holder {
+                let _ = call(|m| m.unfollow(id, holder));
+            }
+        });
+        Ok(stop.into_js_value())
     }
 
     /// Signs a session in. A different user than the stored session's purges every record
-    /// first. Returns how many records were removed.
+    /// first, and ends what the previous one started. Returns how many records were removed.
     pub fn login(&self, session: Js<SessionInput>) -> Result<Js<PurgeResult>, JsValue> {
         let session = plain(&session, None, GuardError::InvalidSession)?;
         let session = session.read(|d| Session::from_login(d))?;
-        let (signed, switched, in_flight, stops) = self.with(|g| {
-            let who = session.clone();
-            let signed = g.store.sign_in(session)?;
-            // A new session lists what it waits for again.
-            g.waiting.entry.taken = None;
-            let switched = !signed
-                .previous
-                .as_ref()
-                .is_some_and(|s| s.same_identity(&who));
-            // Another identity ends the cancels and queries the previous one started (nothing
-            // is sent for them as the new user). With no query running (a page's first login)
-            // there is nothing to stop, and the stop code is not run (nor compiled: issue #43).
-            let stops = (switched && !g.queries.running.is_empty())
-                .then(|| query_stop_all::stop_all(g, QueryReason::UserChanged, &[]));
-            let in_flight = if switched {
-                g.announce(Change::UserChanged);
-                g.end_cancels()
-            } else {
-                // The same session again: a follow a 401 stopped in another tab resumes there
-                // (a new identity reaches the other tabs as `user_changed`, which does so too).
-                #[cfg(feature = "follow")]
-                if let Some(tabs) = g.tabs.as_mut() {
-                    tabs.signed_in(&who);
-                }
-                None
-            };
-            Ok((signed, switched, in_flight, stops))
-        })?;
-        if let Some(controller) = in_flight {
-            dom::abort(&controller);
-        }
-        if let Some(stops) = stops {
-            let _ = query_stop_all::send_stops(stops);
-        }
-        // A follow that a 401 stopped resumes.
-        #[cfg(feature = "follow")]
-        super::follow::resume(&self.inner);
-        if switched {
-            self.changed(Change::UserChanged);
-        } else if signed.changed {
-            // The same user with a new channel (and maybe fewer records).
-            self.changed(Change::JobsChanged);
-        }
-        to_ts::<PurgeResult>(&PurgeResult {
-            purged: signed.purged,
-        })
+        let purged = self.on(|m, id| m.login(id, session))?;
+        to_ts::<PurgeResult>(&PurgeResult { purged })
     }
 
     /// Stops the session's queries on the server, in every tab (with `keepalive`; `stopped`
-    /// settles when they are answered, so the app can await it before its own sign-out), then
-    /// removes every key of the namespace and Superset's `last_async_event_id`, and ends every
-    /// cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
-    /// announces nothing.
+    /// settles when they are answered, at once when nothing was sent), then removes every key
+    /// of the namespace and Superset's `last_async_event_id`, and ends every cancel in flight
+    /// as `aborted`. A logout with nothing to remove (no session, no records) announces
+    /// nothing.
     pub fn logout(&self) -> Result<Js<LogoutResult>, JsValue> {
-        let others = super::page::others(&self.inner).unwrap_or_default();
-        // The page's other guards of this session (a provider's and the app's own, say): their
-        // queries are stopped here too, before the session ends.
-        let neighbours = self.with(|g| {
-            let namespace = g.options.namespace.clone();
-            let mut stops = Vec::new();
-            for other in super::page::guards(Some(&self.inner)) {
-                if let Ok(mut o) = other.try_borrow_mut() {
-                    if o.options.namespace == namespace {
-                        stops.push(query_stop_all::stop_all(&mut o, QueryReason::Logout, &[]));
-                    }
-                }
+        let (promise, stopped) = exec::promise();
+        let purged = self.on(|m, id| m.logout(id, promise));
+        let purged = match purged {
+            Ok(purged) => purged,
+            Err(e) => {
+                exec::drop_promise(promise);
+                return Err(e);
             }
-            Ok(stops)
-        })?;
-        let (purged, removed, in_flight, mut stops) = self.with(|g| {
-            let stops = query_stop_all::stop_all(g, QueryReason::Logout, &others);
-            let in_flight = g.end_cancels();
-            let (purged, removed) = g.store.sign_out();
-            if removed {
-                g.announce(Change::Logout);
-            }
-            Ok((purged, removed, in_flight, stops))
-        })?;
-        // Sent before this call returns; aborts outside the borrow (abort listeners run
-        // synchronously).
-        for theirs in neighbours {
-            stops.merge(theirs);
-        }
-        let stopped = query_stop_all::send_stops(stops);
-        if let Some(controller) = in_flight {
-            dom::abort(&controller);
-        }
-        // A 401's stop ends with the session: the next login, in any tab, follows again.
-        #[cfg(feature = "follow")]
-        super::follow::resume(&self.inner);
-        if removed {
-            self.changed(Change::Logout);
-        }
+        };
         let result = to_ts::<LogoutResult>(&PurgeResult { purged })?;
         let _ = js_sys::Reflect::set(&result, &JsValue::from_str("stopped"), &stopped);
         Ok(result)
@@ -320,7 +225,8 @@ impl JobGuard {
     /// The stored session (shared by the origin's tabs), or `null`.
     #[wasm_bindgen(getter, unchecked_return_type = "SessionInfo | null")]
     pub fn session(&self) -> Result<JsValue, JsValue> {
-        self.with(|g| to_js(&g.store.session().as_ref().map(Session::info)))
+        let session = self.on(|m, id| m.session(id))?;
+        to_js(&session.as_ref().map(Session::info))
     }
 
     /// Records the metadata Superset's create call returned. Throws `invalid_job`,
@@ -328,9 +234,7 @@ impl JobGuard {
     #[wasm_bindgen(js_name = recordJob)]
     pub fn record_job(&self, meta: Js<JobMetadata>) -> Result<Js<AsyncJobRecord>, JsValue> {
         let meta = from_js(&meta, GuardError::InvalidJob, |d| JobMetadata::read(d))?;
-        let record = self.with(|g| to_ts::<AsyncJobRecord>(&g.store.record_job(meta)?))?;
-        self.changed(Change::JobsChanged);
-        Ok(record)
+        to_ts::<AsyncJobRecord>(&self.on(|m, id| m.record_job(id, meta))?)
     }
 
     /// Applies an async event to the session's record of its job; `null` when the job is not
@@ -341,17 +245,7 @@ impl JobGuard {
         let event = from_js(&event, GuardError::InvalidJob, |d| {
             JobMetadata::read_event(d)
         })?;
-        let record = self.with(|g| match event {
-            Some(event) => Ok(g.store.apply_event(event)?),
-            None => {
-                g.store.skipped_unknown_status();
-                Ok(None)
-            }
-        })?;
-        if record.is_some() {
-            self.changed(Change::JobsChanged);
-        }
-        to_js(&record)
+        to_js(&self.on(|m, id| m.apply_event(id, event))?)
     }
 
     /// Records the tasks a task-framework `202` body started (chart data's
@@ -360,9 +254,7 @@ impl JobGuard {
     #[wasm_bindgen(js_name = recordTasks, unchecked_return_type = "TaskRecord[]")]
     pub fn record_tasks(&self, body: Js<TaskSubmission>) -> Result<JsValue, JsValue> {
         let submission = from_js(&body, GuardError::InvalidJob, |d| Submission::read(d))?;
-        let records = self.with(|g| to_js(&g.store.record_tasks(submission)?))?;
-        self.changed(Change::JobsChanged);
-        Ok(records)
+        to_js(&self.on(|m, id| m.record_tasks(id, submission))?)
     }
 
     /// Applies the websocket's `{ task_id, status }` to the session's record of the task; the
@@ -371,11 +263,11 @@ impl JobGuard {
     #[wasm_bindgen(js_name = applyTaskStatus, unchecked_return_type = "TaskRecord | null")]
     pub fn apply_task_status(&self, message: Js<TaskStatusMessage>) -> Result<JsValue, JsValue> {
         let change = from_js(&message, GuardError::InvalidJob, |d| StatusChange::read(d))?;
-        let record = self.with(|g| Ok(g.store.apply_task_statuses(vec![change]).pop()))?;
-        if record.is_some() {
-            self.changed(Change::JobsChanged);
-        }
-        to_js(&record)
+        to_js(
+            &self
+                .on(|m, id| m.apply_task_statuses(id, vec![change]))?
+                .pop(),
+        )
     }
 
     /// Applies a `status_changes` answer (`{ statuses, cursor }`) to the session's task
@@ -385,11 +277,7 @@ impl JobGuard {
     #[wasm_bindgen(js_name = applyStatusChanges, unchecked_return_type = "TaskRecord[]")]
     pub fn apply_status_changes(&self, body: Js<TaskStatusChanges>) -> Result<JsValue, JsValue> {
         let changes = from_js(&body, GuardError::InvalidJob, |d| StatusChange::read_all(d))?;
-        let records = self.with(|g| Ok(g.store.apply_task_statuses(changes)))?;
-        if !records.is_empty() {
-            self.changed(Change::JobsChanged);
-        }
-        to_js(&records)
+        to_js(&self.on(|m, id| m.apply_task_statuses(id, changes))?)
     }
 
     /// The session's record of a job, or `null`.
@@ -399,13 +287,16 @@ impl JobGuard {
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         // A non-string id cannot name a stored job.
-        self.with(|g| to_js(&job_id.as_string().and_then(|id| g.store.job(&id))))
+        let Some(job_id) = job_id.as_string() else {
+            return Ok(JsValue::NULL);
+        };
+        to_js(&self.on(|m, id| m.job(id, &job_id))?)
     }
 
     /// The session's records, oldest first.
     #[wasm_bindgen(unchecked_return_type = "JobRecord[]")]
     pub fn jobs(&self) -> Result<JsValue, JsValue> {
-        self.with(|g| to_js(&g.store.jobs()))
+        to_js(&self.on(|m, id| m.jobs(id))?)
     }
 
     /// May this session cancel the job? Decided locally; nothing is sent.
@@ -415,12 +306,8 @@ impl JobGuard {
         #[wasm_bindgen(js_name = jobId, unchecked_param_type = "string")] job_id: JsValue,
     ) -> Result<Js<CheckWire<'static>>, JsValue> {
         // A non-string id cannot name a stored job: it is an unknown job.
-        self.with(|g| {
-            to_ts::<CheckWire>(
-                &g.store
-                    .check_cancel(&job_id.as_string().unwrap_or_default()),
-            )
-        })
+        let job_id = job_id.as_string().unwrap_or_default();
+        to_ts::<CheckWire>(&self.on(|m, id| m.check_cancel(id, &job_id))?)
     }
 
     /// Waits for jobs of the session: a `202` body (recorded first, as `recordJob` or
@@ -441,22 +328,98 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_param_type = "WaitInput")] input: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "WaitOptions")] options: JsValue,
     ) -> js_sys::Promise {
-        waiting::start(&self.inner, &self.listeners, &input, &options)
+        let refused = |message: String| {
+            exec::settled(&WaitOutcome::refused(
+                &[],
+                None,
+                WaitRefusal::InvalidInput,
+                message,
+            ))
+        };
+        let guards = self.cancel_on_close();
+        let read = plain(&options, Some("signal"), GuardError::InvalidOptions).and_then(|o| {
+            let settings = o.read(|d| WaitSettings::read(d, guards))?;
+            Ok((o.taken, settings))
+        });
+        let (signal, settings) = match read {
+            Ok(read) => read,
+            Err(e) => return refused(message_of(&e)),
+        };
+        let signal = match signal_in(signal) {
+            Ok(signal) => signal,
+            Err(message) => return refused(message),
+        };
+        let input = match plain(&input, None, GuardError::InvalidJob).and_then(|c| c.value()) {
+            Ok(value) => match read_input(&value) {
+                Ok(input) => input,
+                Err((reason, message)) => {
+                    return exec::settled(&WaitOutcome::refused(&[], None, reason, message))
+                }
+            },
+            Err(e) => return refused(message_of(&e)),
+        };
+        let (promise, js) = exec::promise();
+        let signal = listened(signal);
+        let id = self.id;
+        if call(|m| m.wait_for(id, input, settings, signal, promise)).is_err() {
+            exec::drop_promise(promise);
+            return refused(
+                "waitFor was called from inside one of the guard's own calls".to_owned(),
+            );
+        }
+        js
     }
 
     /// Sends a chart's query (`body`: what the app would POST to `/api/v1/chart/data`; `url`
-    /// overrides the path) with a `client_id` the guard makes (and on the task contract the
-    /// tab id), and follows whatever Superset answers to its result: a `200`, a `202` job read
-    /// at its `result_url`, or `202` tasks asked again for the warm cache. Stopped on the
-    /// server by `signal`, a logout in any tab and the page's end; a user switch drops it.
-    /// Never rejects: settles with a `QueryOutcome`.
+    /// overrides the path) with a `client_id` the guard makes where the server takes one (and
+    /// on the task contract the tab id), and follows whatever Superset answers to its result:
+    /// a `200`, a `202` job read at its `result_url`, or `202` tasks asked again for the warm
+    /// cache. Stopped on the server by `signal`, a logout in any tab, the page's end and the
+    /// guard's `free()`, as far as the server can stop it; a user switch drops it. Never
+    /// rejects: settles with a `QueryOutcome`.
     #[wasm_bindgen(unchecked_return_type = "Promise<QueryOutcome>")]
     pub fn query(
         &self,
         #[wasm_bindgen(unchecked_param_type = "QueryBody")] body: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "QueryOptions")] options: JsValue,
     ) -> js_sys::Promise {
-        query::start(&self.inner, &self.listeners, &body, &options)
+        let refused = |message: String| {
+            exec::settled(&QueryOutcome::refused(
+                None,
+                QueryReason::InvalidInput,
+                message,
+            ))
+        };
+        let guards = self.cancel_on_close();
+        let read = plain(&options, Some("signal"), GuardError::InvalidOptions).and_then(|o| {
+            let settings = o.read(|d| QuerySettings::read(d, guards))?;
+            Ok((o.taken, settings))
+        });
+        let (signal, settings) = match read {
+            Ok(read) => read,
+            Err(e) => return refused(message_of(&e)),
+        };
+        let signal = match signal_in(signal) {
+            Ok(signal) => signal,
+            Err(_) => {
+                return refused("Invalid options: `signal` must be an AbortSignal".to_owned())
+            }
+        };
+        let body = match plain(&body, None, GuardError::InvalidJob).and_then(|b| b.value()) {
+            Ok(Value::Object(body)) => body,
+            Ok(_) => {
+                return refused("query needs the chart-data request's body: an object".to_owned())
+            }
+            Err(e) => return refused(message_of(&e)),
+        };
+        let (promise, js) = exec::promise();
+        let signal = listened(signal);
+        let id = self.id;
+        if call(|m| m.query(id, body, settings, signal, promise)).is_err() {
+            exec::drop_promise(promise);
+            return refused("query was called from inside one of the guard's own calls".to_owned());
+        }
+        js
     }
 
     /// Cancels a job the session owns: checks locally first (a refusal sends nothing), then
@@ -470,9 +433,32 @@ impl JobGuard {
         #[wasm_bindgen(unchecked_optional_param_type = "CancelOptions")] options: JsValue,
     ) -> js_sys::Promise {
         let job_id = job_id.as_string().unwrap_or_default();
-        match cancel::signal_of(&options) {
-            Ok(signal) => cancel::start(&self.inner, &self.listeners, job_id, signal),
-            Err(message) => cancel::refused(job_id, message),
+        let read = plain(&options, Some("signal"), GuardError::InvalidOptions)
+            .map_err(|e| message_of(&e))
+            .and_then(|o| {
+                let value = o.value().map_err(|e| message_of(&e))?;
+                read_options(&value).map_err(|e| e.message())?;
+                signal_in(o.taken)
+            });
+        let signal = match read {
+            Ok(signal) => signal,
+            Err(message) => return exec::settled(&CancelOutcome::invalid_input(job_id, message)),
+        };
+        let (promise, js) = exec::promise();
+        let signal = listened(signal);
+        let id = self.id;
+        match call(|m| m.cancel(id, &job_id, signal, promise)) {
+            Ok(CancelStart::Own) => js,
+            Ok(CancelStart::Joined(running)) => {
+                exec::drop_promise(promise);
+                exec::promise_of(running).unwrap_or(js)
+            }
+            Err(_) => {
+                exec::drop_promise(promise);
+                let message =
+                    "cancel was called from inside one of the guard's own calls".to_owned();
+                exec::settled(&CancelOutcome::invalid_input(job_id, message))
+            }
         }
     }
 }

@@ -1,29 +1,19 @@
-//! The browser shell: a thin layer over the core.
+//! The browser's executor of the core's machine ([`crate::core::machine`]): it does what the
+//! machine's effects say and hands it what happened, keeping only the live handles by the
+//! machine's ids. It decides nothing.
 //!
+//! - `exec`: the page's one machine, the loop of events and effects, the handles (promises,
+//!   signals, timers)
+//! - `net`: requests over `fetch`: answers, bodies within their limits, ends
+//! - `page`: the page's `pagehide`/`pageshow` and `storage` listeners, the tabs' channels, Web
+//!   Locks
+//! - `listeners`: `onChange` and `subscribe` listeners, each change handed out once
+//! - `guard`: the exported `JobGuard` class: arguments read, calls handed to the machine
+//! - `exports`: `isGuardError`, `classifyCancelResponse`, the freed guard's error
+//! - `boundary`: arguments in as JSON text (`input.js`), answers out through serde-wasm-bindgen
 //! - `storage`: the core's storage on `localStorage` through gloo-storage (`storage.js` is the
 //!   adapter gloo's `raw()` hands out), every failure a value
-//! - `boundary`: arguments in as JSON text (`input.js`), answers out through serde-wasm-bindgen
-//! - `state`: the guard's shared state
-//! - `guard`: the exported `JobGuard` class
-//! - `exports`: `isGuardError`, `classifyCancelResponse`, the freed guard's error
-//! - `http`: the HTTP client over `fetch` (requests, waits, timeouts, aborts, bounded bodies),
-//!   used by `cancel` and `follow`
-//! - `cancel`: `cancel()`, with retries and aborts, as an async function
-//! - `waiting`: `waitFor()`: the page's waiters, fed by every change the guard hears; an
-//!   abort cancels what nobody else awaits
-//! - `wait_state`: the guard's waiters as its state holds them
-//! - `wait_input`: what `waitFor()` is given, read; a 202 body recorded, each job admitted
-//! - `page`: the page's guards, its token, each guard's waiters as a decision sees them
-//! - `closing`: the page's end: `pagehide`, keepalive cancels and stops
-//! - `query`: `query()` taken and registered; `query_send` its request (whether it carries a
-//!   `client_id`); `query_drive` its life until it settles; `query_stop` stopping one on the
-//!   server; `query_stop_all` every one of a guard at once (a logout, a user switch, the
-//!   page's end); `query_state` the running queries as the guard's state holds them
-//! - `follow` (the `follow` feature): `follow()`, one poller of Superset's events per browser
-//! - `poll` (the `follow` feature): one round of it: a poll and what its answer applies
-//! - `tabs`: other tabs' changes in (`storage` event, `BroadcastChannel`), this tab's out
-//! - `listeners`: `onChange` and `subscribe` listeners; the page's guards hearing each other
-//! - `clock`, `random`: `Date.now()`, `Math.random()`
+//! - `clock`, `random`: `Date.now()` and timers, `Math.random()`
 //! - `dom`: catching bindings of the platform calls web-sys does not catch
 //! - `types`: the TypeScript shapes with no Rust type of their own (lenient inputs, narrowings)
 //! - `error`: [`GuardError`](crate::core::error::GuardError) to a JS `Error`, once
@@ -40,37 +30,19 @@
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
-mod answer;
 mod boundary;
-mod cancel;
 mod clock;
-mod closing;
 mod dom;
 mod error;
+mod exec;
 mod exports;
-#[cfg(feature = "follow")]
-mod follow;
 mod guard;
-mod http;
 mod listeners;
+mod net;
 mod page;
-#[cfg(feature = "follow")]
-mod poll;
-mod query;
-mod query_drive;
-mod query_send;
-mod query_state;
-mod query_stop;
-mod query_stop_all;
 mod random;
-mod request;
-mod state;
 mod storage;
-mod tabs;
 mod types;
-mod wait_input;
-mod wait_state;
-mod waiting;
 
 pub use exports::{classify_cancel_response, freed_error, is_guard_error};
 pub use guard::JobGuard;

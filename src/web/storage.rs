@@ -24,11 +24,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::error::{StorageError, StorageErrorKind};
 use crate::core::storage::{KeyValue, MemoryStorage};
-use crate::core::store::JobStore;
-#[cfg(feature = "follow")]
-use crate::core::store::SUPERSET_LAST_EVENT_KEY;
 
-use super::clock::DateClock;
 use super::dom;
 
 #[wasm_bindgen(module = "/src/web/storage.js")]
@@ -67,24 +63,6 @@ impl gloo_storage::Storage for PageStorage {
 fn take_failure() -> Option<StorageError> {
     let thrown = take_failure_of(&PageStorage::raw());
     (!thrown.is_undefined()).then(|| storage_error(&thrown, StorageErrorKind::Other))
-}
-
-/// Superset's own `last_async_event_id` (its frontend's cursor of the async_event stream), as
-/// that frontend reads it: the text itself, not JSON. `None` without localStorage.
-#[cfg(feature = "follow")]
-pub fn last_event_id() -> Option<String> {
-    let text = adapter()?.get_item(SUPERSET_LAST_EVENT_KEY).ok().flatten();
-    let _ = take_failure();
-    text
-}
-
-/// Writes Superset's `last_async_event_id` as its frontend does; a refusal changes nothing
-/// (the cursor stays in the follower's memory).
-#[cfg(feature = "follow")]
-pub fn set_last_event_id(id: &str) {
-    if let Some(adapter) = adapter() {
-        let _ = adapter.set_item(SUPERSET_LAST_EVENT_KEY, id);
-    }
 }
 
 /// The core's storage on `localStorage`, through gloo-storage.
@@ -140,6 +118,14 @@ impl KeyValue for LocalBackend {
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
         PageStorage::delete(key);
         take_failure().map_or(Ok(()), Err)
+    }
+
+    /// `setItem` with the text itself (Superset's `last_async_event_id`), as its frontend
+    /// writes it.
+    fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
+        PageStorage::raw()
+            .set_item(key, text)
+            .map_err(|e| storage_error(&e, StorageErrorKind::Other))
     }
 
     fn keys(&self) -> Result<Vec<String>, StorageError> {
@@ -225,6 +211,12 @@ impl KeyValue for Backend {
             Backend::Memory(s) => s.remove(key),
         }
     }
+    fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
+        match self {
+            Backend::Local(s) => s.put_text(key, text),
+            Backend::Memory(s) => s.put_text(key, text),
+        }
+    }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         match self {
             Backend::Local(s) => s.keys(),
@@ -238,6 +230,3 @@ impl KeyValue for Backend {
         }
     }
 }
-
-/// The guard's store, in the browser.
-pub type Store = JobStore<Backend, DateClock>;

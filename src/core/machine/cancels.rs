@@ -143,6 +143,10 @@ impl<P: Platform> Machine<P> {
         let options = &guard.options;
         let flow = CancelFlow::new(job, options.retry, contract, options.timeout_ms);
         let template = options.cancel_template(contract).to_owned();
+        let template = self.server_key(id, &template);
+        let Some(guard) = self.live(id) else {
+            return;
+        };
         let unauthenticated = guard.unauthenticated;
         let framework_off = guard.stream_absent && contract == Contract::Task;
         let mut cancel = Cancel {

@@ -139,7 +139,6 @@ impl<P: Platform> Machine<P> {
     /// wait for the next poll forward.
     fn run_follow(&mut self, id: GuardId, woken: bool) {
         let now = self.now();
-        let (frozen, closed) = (self.page.frozen, self.page.closed);
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -147,7 +146,7 @@ impl<P: Platform> Machine<P> {
         let absent = guard.stream_absent;
         let name = lock_name(&guard.options.namespace, guard.options.contract);
         let follow = &mut guard.follow;
-        if follow.holders.is_empty() || frozen || closed || absent || guard.freed {
+        if follow.holders.is_empty() || guard.frozen || guard.ended || absent || guard.freed {
             return;
         }
         match follow.state.clone() {
@@ -224,6 +223,19 @@ impl<P: Platform> Machine<P> {
             guard.follow.last_poll = Some(started);
             guard.follow.backoff_until = failed.then(|| now.saturating_add(ms));
             self.wait_for_poll(id, ms);
+        }
+    }
+
+    /// The session ended: a poll out is ended (nothing it answers is this session's), and the
+    /// loop waits for the next change (a login).
+    pub(super) fn end_poll(&mut self, id: GuardId) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        if let Loop::Polling(req) = guard.follow.state {
+            guard.follow.state = Loop::Idle;
+            guard.follow.round = None;
+            self.end(req, false);
         }
     }
 

@@ -37,6 +37,15 @@ pub(super) struct GuardState<P: Platform> {
     pub(super) follow: Follow,
     /// `free()` was called: no call reaches it; it goes once nothing of it runs.
     pub(super) freed: bool,
+    /// The page ended (`pagehide`, not into the back/forward cache) while it was there: it
+    /// polls no more and sends no stop again.
+    pub(super) ended: bool,
+    /// The page went into the back/forward cache while it was there: its `follow()` let its
+    /// loop and lock go, until the page is shown again.
+    pub(super) frozen: bool,
+    /// Which server its requests reach: guards that send with the same `fetch` share one, and
+    /// what is learned of a server is learned for all of them.
+    pub(super) server: u32,
 }
 
 impl<P: Platform> GuardState<P> {
@@ -52,11 +61,13 @@ fn freed() -> GuardError {
 }
 
 impl<P: Platform> Machine<P> {
-    /// Adds a guard over `store` with `options`; its id.
+    /// Adds a guard over `store` with `options`, whose requests reach `server` (the
+    /// executor's number for the `fetch` they go through); its id.
     pub fn add_guard(
         &mut self,
         options: GuardOptions,
         store: JobStore<P::Storage, P::Clock>,
+        server: u32,
     ) -> GuardId {
         let id = GuardId(self.id());
         self.guards.push(GuardState {
@@ -71,8 +82,22 @@ impl<P: Platform> Machine<P> {
             queries: Vec::new(),
             follow: Follow::default(),
             freed: false,
+            ended: false,
+            frozen: false,
+            server,
         });
         id
+    }
+
+    /// What the page knows of `url` is kept under this key: the server guard `id` reaches,
+    /// and the URL.
+    pub(super) fn server_key(&self, id: GuardId, url: &str) -> String {
+        let server = self
+            .guards
+            .iter()
+            .find(|g| g.id == id)
+            .map_or(0, |g| g.server);
+        [server.to_string().as_str(), " ", url].concat()
     }
 
     /// Guard `id`, unless it was freed.

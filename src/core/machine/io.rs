@@ -187,6 +187,9 @@ pub enum Effect {
         message: Message,
         shared: bool,
     },
+    /// Guard `id` is gone (freed, and nothing of it runs any more): what the executor keeps
+    /// for it goes.
+    Gone(GuardId),
     /// Ask for the Web Lock `name` (held until [`Effect::Unlock`]).
     Lock {
         lock: LockId,

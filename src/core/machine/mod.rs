@@ -62,10 +62,6 @@ pub trait Platform: 'static {
 struct Page {
     /// The page's token (the prefix of its guards' wait entries), made at its first need.
     token: Option<String>,
-    /// The page ended (`pagehide`, not into the back/forward cache): nothing more is sent.
-    closed: bool,
-    /// The page is in the back/forward cache: `follow()` lets its loop and lock go.
-    frozen: bool,
 }
 
 /// Every guard of a page and what they have running.

@@ -47,6 +47,12 @@ pub(super) struct Round {
 }
 
 impl Round {
+    /// Whether it is reading tasks back (its waiters settle once it has: a failed task's
+    /// with its reason).
+    pub(super) fn reading_back(&self) -> bool {
+        self.reading.is_some() || !self.queue.is_empty()
+    }
+
     fn add(&mut self, records: &[JobRecord]) {
         self.changed += records.len();
         let failed = records

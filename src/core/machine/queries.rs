@@ -197,7 +197,8 @@ impl<P: Platform> Machine<P> {
             return self.send_chart(id, qid, Some(given));
         }
         let url = q.url.clone();
-        match self.servers.client_ids.decide(&url) {
+        let key = self.server_key(id, &url);
+        match self.servers.client_ids.decide(&key) {
             Decision::Carry => {
                 let fresh = make_client_id(|| self.random.next_f64());
                 self.send_chart(id, qid, Some(fresh));
@@ -208,7 +209,7 @@ impl<P: Platform> Machine<P> {
                 let timeout = self.guard(id).map_or(0, |g| g.options.timeout_ms);
                 let purpose = Purpose::Probe {
                     guard: id,
-                    url: url.clone(),
+                    url: key,
                 };
                 self.send(
                     purpose,
@@ -233,25 +234,29 @@ impl<P: Platform> Machine<P> {
     /// The stop endpoint answered the question for chart-data URL `url` (or did not): the
     /// queries that waited go, with a `client_id` where it says the server takes one; without
     /// an answer, without one (the next query asks again).
-    pub(super) fn probe_answered(&mut self, url: &str, req: ReqId, answer: Option<&Answer>) {
+    pub(super) fn probe_answered(&mut self, key: &str, req: ReqId, answer: Option<&Answer>) {
         self.end(req, true);
         let probe = answer.map_or(Probe::NoAnswer, |a| Probe::Answered {
             status: a.status,
             allow: a.allow.clone(),
         });
-        if self.servers.client_ids.probed(url, &probe) {
-            self.servers.no_stop(&stop_url_for(url));
-        }
-        let waiting: Vec<(GuardId, u32)> = self
+        let no_stop = self.servers.client_ids.probed(key, &probe);
+        let waiting: Vec<(GuardId, u32, String)> = self
             .guards
             .iter()
             .flat_map(|g| {
                 g.queries
                     .iter()
-                    .filter(|q| q.probing && q.url == url && q.stopped.is_none())
-                    .map(move |q| (g.id, q.id))
+                    .filter(|q| q.probing && q.stopped.is_none())
+                    .map(move |q| (g.id, q.id, q.url.clone()))
             })
+            .filter(|(id, _, url)| self.server_key(*id, url) == key)
             .collect();
+        if let (true, Some((id, _, url))) = (no_stop, waiting.first()) {
+            let stop = self.server_key(*id, &stop_url_for(url));
+            self.servers.no_stop(&stop);
+        }
+        let waiting: Vec<(GuardId, u32)> = waiting.into_iter().map(|(g, q, _)| (g, q)).collect();
         for (id, qid) in waiting {
             if let Some(q) = self.query_mut(id, qid) {
                 q.probing = false;
@@ -303,8 +308,8 @@ impl<P: Platform> Machine<P> {
         };
         let status = answer.status;
         let json = !answer.redirected && answer.content_type.as_deref().is_some_and(is_json_type);
-        let phase = q.life.phase();
-        let url = q.url.clone();
+        let (phase, url) = (q.life.phase(), q.url.clone());
+        let url = self.server_key(id, &url);
         if phase != Phase::Fetching {
             self.servers.answered(&url, status);
         }

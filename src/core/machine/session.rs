@@ -67,6 +67,7 @@ impl<P: Platform> Machine<P> {
         cancelled.extend(self.stop_all(id, QueryReason::Logout, Some(group)));
         self.stop_other_tabs(id, group, &cancelled);
         self.end_cancels(id);
+        self.end_poll(id);
         let guard = self.guard(id).ok_or(GuardError::Freed)?;
         let (purged, removed) = guard.store.sign_out();
         guard.unauthenticated = false;
@@ -99,12 +100,20 @@ impl<P: Platform> Machine<P> {
     /// Drops the freed guards that have nothing left running.
     pub(super) fn reap(&mut self) {
         let open = &self.open;
+        let mut gone = Vec::new();
         self.guards.retain(|g| {
-            !g.freed
+            let keep = !g.freed
                 || !g.cancels.is_empty()
                 || !g.queries.is_empty()
-                || open.iter().any(|o| o.purpose.guard() == Some(g.id))
+                || open.iter().any(|o| o.purpose.guard() == Some(g.id));
+            if !keep {
+                gone.push(g.id);
+            }
+            keep
         });
+        for id in gone {
+            self.emit(Effect::Gone(id));
+        }
     }
 
     /// Tells the other tabs (and the page's other guards of the namespace, as their own
@@ -220,6 +229,7 @@ impl<P: Platform> Machine<P> {
         guard.forbidden = false;
         let now = guard.store.session();
         self.end_cancels(id);
+        self.end_poll(id);
         self.session_left_queries(id, now);
         self.kick_follow(id);
     }

@@ -451,20 +451,24 @@ impl<P: Platform> Machine<P> {
     /// `keepalive`; the page's wait entries go.
     pub(super) fn page_hide(&mut self, persisted: bool) {
         if persisted {
-            self.page.frozen = true;
             let ids: Vec<GuardId> = self.guards.iter().map(|g| g.id).collect();
             for id in ids {
+                if let Some(guard) = self.guard(id) {
+                    guard.frozen = true;
+                }
                 self.pause_follow(id);
             }
-            return;
-        }
-        if self.page.closed {
             return;
         }
         let page = self.page_token();
         let mut elsewhere: Vec<String> = Vec::new();
         let mut allowed: Vec<Vec<String>> = Vec::new();
+        // A freed guard awaits nothing (its cancels still running are in flight).
         for guard in &mut self.guards {
+            if guard.freed {
+                allowed.push(Vec::new());
+                continue;
+            }
             for job in guard.store.awaited_elsewhere(&page) {
                 if !elsewhere.contains(&job) {
                     elsewhere.push(job);
@@ -483,6 +487,7 @@ impl<P: Platform> Machine<P> {
             .iter()
             .map(|g| g.cancels.iter().map(|c| c.job.clone()).collect())
             .collect();
+
         let decided = {
             let views: Vec<GuardWaits> = self
                 .guards
@@ -502,9 +507,11 @@ impl<P: Platform> Machine<P> {
                 self.send_cancel_record(id, &job, None);
             }
         }
-        self.page.closed = true;
         let ids: Vec<GuardId> = self.guards.iter().map(|g| g.id).collect();
         for id in ids {
+            if let Some(guard) = self.guard(id) {
+                guard.ended = true;
+            }
             self.stop_all(id, QueryReason::PageEnd, None);
             self.close_entry(id);
             self.pause_follow(id);
@@ -514,12 +521,19 @@ impl<P: Platform> Machine<P> {
     /// The page's `pageshow`: out of the back/forward cache, `follow()` runs again for whoever
     /// holds it.
     pub(super) fn page_show(&mut self, persisted: bool) {
-        if !persisted || !self.page.frozen {
+        if !persisted {
             return;
         }
-        self.page.frozen = false;
-        let ids: Vec<GuardId> = self.guards.iter().map(|g| g.id).collect();
+        let ids: Vec<GuardId> = self
+            .guards
+            .iter()
+            .filter(|g| g.frozen)
+            .map(|g| g.id)
+            .collect();
         for id in ids {
+            if let Some(guard) = self.guard(id) {
+                guard.frozen = false;
+            }
             self.kick_follow(id);
         }
     }

@@ -135,13 +135,14 @@ impl<P: Platform> Machine<P> {
                 stop: false,
             };
         };
-        self.servers.supersede(
-            &q.url,
-            &q.stop_url,
-            q.life.client_id.is_some(),
-            &template,
-            contract,
-        )
+        let (url, stop_url) = (
+            self.server_key(id, &q.url),
+            self.server_key(id, &q.stop_url),
+        );
+        let client_id = q.life.client_id.is_some();
+        let template = self.server_key(id, &template);
+        self.servers
+            .supersede(&url, &stop_url, client_id, &template, contract)
     }
 
     /// Sends query `qid`'s stop (`POST …/chart/data/stop {client_id}`, with `keepalive`: it
@@ -179,6 +180,10 @@ impl<P: Platform> Machine<P> {
         };
         let (url, stop_url) = (q.url.clone(), q.stop_url.clone());
         let late = q.stopped.as_ref().and_then(|s| s.late);
+        let (url, stop_url) = (self.server_key(id, &url), self.server_key(id, &stop_url));
+        let Some(q) = self.query_mut(id, qid) else {
+            return;
+        };
         let confirms = q.stopped.as_ref().map_or(MAX_CONFIRMS, |s| s.confirms);
         if let Some(s) = &mut q.stopped {
             s.stop_req = None;
@@ -193,7 +198,7 @@ impl<P: Platform> Machine<P> {
         if result == StopResult::NotRunning
             && unanswered
             && confirms < MAX_CONFIRMS
-            && !self.page.closed
+            && !self.ended(id)
         {
             // Nothing found while its request is still out: the stop may have overtaken it.
             if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
@@ -225,7 +230,7 @@ impl<P: Platform> Machine<P> {
         };
         let late = s.late;
         let unanswered = late.is_some_and(|late| !self.is_answered(late));
-        if unanswered && !self.page.closed {
+        if unanswered && !self.ended(id) {
             if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
                 s.confirms = s.confirms.saturating_add(1);
             }
@@ -233,6 +238,11 @@ impl<P: Platform> Machine<P> {
         } else {
             self.settle_stopped(id, qid, None);
         }
+    }
+
+    /// Whether the page ended for guard `id`.
+    fn ended(&self, id: GuardId) -> bool {
+        self.guards.iter().any(|g| g.id == id && g.ended)
     }
 
     /// Whether a stop of query `qid` waits to be sent again.
@@ -479,7 +489,7 @@ impl<P: Platform> Machine<P> {
             .iter()
             .filter(|q| q.stopped.is_none() && q.req.is_some())
             .filter(|q| matches!(q.life.phase(), Phase::Sending | Phase::Refetching))
-            .filter(|q| !self.servers.has_no_stop(&q.stop_url))
+            .filter(|q| !self.servers.has_no_stop(&self.server_key(id, &q.stop_url)))
             .filter_map(|q| Some((q.stop_url.clone(), q.life.client_id.clone()?)))
             .collect()
     }

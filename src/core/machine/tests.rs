@@ -85,7 +85,7 @@ impl Page {
                 JobStore::new(self.storage.clone(), self.clock.clone(), &options)
             }
         };
-        let id = self.m.add_guard(options, store);
+        let id = self.m.add_guard(options, store, 0);
         self.pump();
         id
     }
@@ -139,7 +139,9 @@ impl Page {
                     self.locks.push((lock, name));
                     granted.push(lock);
                 }
-                effect @ (Effect::Post { .. } | Effect::Unlock(_)) => self.posted.push(effect),
+                effect @ (Effect::Post { .. } | Effect::Unlock(_) | Effect::Gone(_)) => {
+                    self.posted.push(effect)
+                }
             }
         }
         granted

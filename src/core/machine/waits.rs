@@ -207,12 +207,15 @@ impl<P: Platform> Machine<P> {
     /// Re-reads every guard's waiters and settles those that can; then keeps each guard's
     /// timer, entry and hold on `follow()` to what is left. After every event and call.
     pub(super) fn settle_waits(&mut self) {
+        // A guard whose poll reads tasks back settles its waiters once it has (a failed task's
+        // with its reason).
         let ids: Vec<GuardId> = self
             .guards
             .iter()
             .filter(|g| {
                 !g.waits.rules.is_empty() || g.waits.hold.is_some() || g.waits.timer.is_some()
             })
+            .filter(|g| !g.follow.round.as_ref().is_some_and(|r| r.reading_back()))
             .map(|g| g.id)
             .collect();
         for id in ids {

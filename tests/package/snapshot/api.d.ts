@@ -747,15 +747,15 @@ export class JobGuard {
     jobs(): JobRecord[];
     /**
      * Signs a session in. A different user than the stored session's purges every record
-     * first. Returns how many records were removed.
+     * first, and ends what the previous one started. Returns how many records were removed.
      */
     login(session: SessionInput): PurgeResult;
     /**
      * Stops the session's queries on the server, in every tab (with `keepalive`; `stopped`
-     * settles when they are answered, so the app can await it before its own sign-out), then
-     * removes every key of the namespace and Superset's `last_async_event_id`, and ends every
-     * cancel in flight as `aborted`. A logout with nothing to remove (no session, no records)
-     * announces nothing.
+     * settles when they are answered, at once when nothing was sent), then removes every key
+     * of the namespace and Superset's `last_async_event_id`, and ends every cancel in flight
+     * as `aborted`. A logout with nothing to remove (no session, no records) announces
+     * nothing.
      */
     logout(): LogoutResult;
     /**
@@ -773,11 +773,12 @@ export class JobGuard {
     onChange(callback: (change: GuardChange) => void): () => void;
     /**
      * Sends a chart's query (`body`: what the app would POST to `/api/v1/chart/data`; `url`
-     * overrides the path) with a `client_id` the guard makes (and on the task contract the
-     * tab id), and follows whatever Superset answers to its result: a `200`, a `202` job read
-     * at its `result_url`, or `202` tasks asked again for the warm cache. Stopped on the
-     * server by `signal`, a logout in any tab and the page's end; a user switch drops it.
-     * Never rejects: settles with a `QueryOutcome`.
+     * overrides the path) with a `client_id` the guard makes where the server takes one (and
+     * on the task contract the tab id), and follows whatever Superset answers to its result:
+     * a `200`, a `202` job read at its `result_url`, or `202` tasks asked again for the warm
+     * cache. Stopped on the server by `signal`, a logout in any tab, the page's end and the
+     * guard's `free()`, as far as the server can stop it; a user switch drops it. Never
+     * rejects: settles with a `QueryOutcome`.
      */
     query(body: QueryBody, options?: QueryOptions): Promise<QueryOutcome>;
     /**
@@ -799,10 +800,10 @@ export class JobGuard {
      * Calls `listener({ type, source })` on every change to the session or its records: this
      * tab's own (`source: "local"`: `login`, `logout`, a record written, an event or status
      * applied, a cancel settled) and other tabs' (`"other_tab"`, as `onChange` hears them).
-     * `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (a poll of
-     * `follow()`, in this tab or another, met a 401). Returns a function that
-     * unsubscribes. A listener that throws, or unsubscribes during a call, breaks neither the
-     * guard nor the other listeners.
+     * `type` is `"logout"`, `"user_changed"`, `"jobs_changed"` or `"unauthorized"` (the server
+     * answered 401, in this tab or another). Returns a function that unsubscribes. A listener
+     * that throws, or unsubscribes during a call, breaks neither the guard nor the other
+     * listeners.
      */
     subscribe(listener: (change: GuardChange) => void): () => void;
     /**
@@ -871,12 +872,11 @@ export interface InitOutput {
     readonly jobguard_storage: (a: number) => [number, number, number];
     readonly jobguard_subscribe: (a: number, b: any) => [number, number, number];
     readonly jobguard_waitFor: (a: number, b: any, c: any) => any;
-    readonly wasm_bindgen__convert__closures_____invoke__h60702a48838d1764: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475_24: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__he5ff5a6db65ddc42: (a: number, b: number, c: any) => any;
-    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h44237d59e19755c0_28: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h7d3ea58711d21d88: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__heff736c0bc83f558: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h05b5433cabc2fd89: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

@@ -112,3 +112,39 @@ fn tables_stay_empty_over_many_records_and_cancels() {
         .all(|g| g.cancels.is_empty() && g.queries.is_empty()));
     assert!(p.m.groups.is_empty());
 }
+
+#[test]
+fn a_failed_task_settles_failed_with_its_reason_read_back() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({"storage": "memory", "contract": "task"}));
+    let promise = p.wait(g, tasks_body(), None);
+    let poll = p.open_to("/api/v1/task/status_changes").unwrap();
+    p.answer(
+        poll,
+        200,
+        Some(json!({"statuses": {TASK: {"status": "pending"}}, "cursor": "2026-12-07T10:00:01"})),
+    );
+    // A fresh cursor: each running task's status is read back.
+    let status = p
+        .open_to(&format!("/api/v1/task/{TASK}/status"))
+        .expect("its status read back");
+    p.answer(status, 200, Some(json!({"status": "failure"})));
+    assert!(
+        p.outcome(promise).is_none(),
+        "settles once its reason is read back"
+    );
+    let reason = p
+        .open_to(&format!("/api/v1/task/{TASK}"))
+        .expect("its reason read back");
+    p.answer(
+        reason,
+        200,
+        Some(json!({"result": {"semantic_result_error": "relation does not exist"}})),
+    );
+    let outcome = p.wait_outcome(promise);
+    assert_eq!(outcome.outcome, WaitResult::Failed);
+    assert!(
+        outcome.errors[0].to_string().contains("does not exist"),
+        "{outcome:?}"
+    );
+}
