@@ -26,7 +26,11 @@ async fn settles_done_through_follow_alone_and_stops_following_when_nothing_wait
         JsValue::UNDEFINED,
     );
     assert_eq!(rust(&g.jobs().unwrap()).as_array().unwrap().len(), 2);
+    // The first poll one interval (500 ms) after the job was accepted, as Superset's own
+    // frontend waits its polling delay first.
     sleep(300).await;
+    assert_eq!(server.count(), 0, "not at once");
+    sleep(400).await;
     assert!(!has_settled(&waiting).await);
     assert!(server.count() > 0, "follow() started for the waiter");
     server.set_status(T1, "success");

@@ -124,6 +124,15 @@ impl ClientIds {
         known == Known::Refused
     }
 
+    /// Whether a query to `url` carries a `client_id` now (the server's stop endpoint is
+    /// there, as far as is known).
+    pub fn carries(&self, url: &str) -> bool {
+        matches!(
+            self.known(url),
+            Known::Likely | Known::Doubted | Known::Taken
+        )
+    }
+
     /// Whether the question to `url` is still out.
     pub fn probing(&self, url: &str) -> bool {
         self.known(url) == Known::Probing

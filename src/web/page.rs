@@ -35,6 +35,25 @@ extern "C" {
     fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
 }
 
+/// How many connections the browser keeps to the page's server: six over HTTP/1.1 (every
+/// browser's limit per host), no limit over HTTP/2 and HTTP/3, as the page's own navigation
+/// came.
+fn connections() -> Option<usize> {
+    let performance = Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).ok()?;
+    let entries = Reflect::get(&performance, &JsValue::from_str("getEntriesByType"))
+        .ok()?
+        .dyn_into::<Function>()
+        .ok()?
+        .call1(&performance, &JsValue::from_str("navigation"))
+        .ok()?;
+    let first = Reflect::get(&entries, &JsValue::from_f64(0.0)).ok();
+    let protocol = first
+        .and_then(|e| Reflect::get(&e, &JsValue::from_str("nextHopProtocol")).ok())
+        .and_then(|p| p.as_string())
+        .unwrap_or_default();
+    (!matches!(protocol.as_str(), "h2" | "h3")).then_some(6)
+}
+
 /// Whether `event` is `persisted` (into or out of the back/forward cache).
 fn persisted(event: &JsValue) -> bool {
     Reflect::get(event, &JsValue::from_str("persisted"))
@@ -58,6 +77,8 @@ pub(super) fn join(namespace: &str) {
         if p.listening.is_some() {
             return;
         }
+        let connections = connections();
+        let _ = super::exec::call(|m| m.set_connections(connections));
         let hide = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
             dispatch(Event::PageHide {
                 persisted: persisted(&event),

@@ -47,6 +47,19 @@ pub(super) struct Follow {
     backoff_until: Option<u64>,
     /// The round in progress.
     pub(super) round: Option<super::polls::Round>,
+    /// Its first poll waits one interval (it started for a job just accepted).
+    soon: bool,
+}
+
+/// How the loop is asked to go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Start {
+    /// A holder came (the app's `follow()`): poll at once.
+    Now,
+    /// A waiter came, for a job just accepted: poll one interval on.
+    Soon,
+    /// Something new to follow.
+    Woken,
 }
 
 impl Follow {
@@ -68,7 +81,7 @@ impl<P: Platform> Machine<P> {
     /// `follow(options)`: a holder of guard `id`'s loop (started if it is not running); its
     /// id, for [`Machine::unfollow`].
     pub fn follow(&mut self, id: GuardId, options: Option<FollowOptions>) -> Option<u32> {
-        let held = self.hold_follow(id, options);
+        let held = self.hold_follow(id, options, false);
         self.settle_waits();
         held
     }
@@ -80,14 +93,19 @@ impl<P: Platform> Machine<P> {
         self.settle_waits();
     }
 
+    /// A holder of guard `id`'s loop; `soon`: it holds it for a job just accepted, whose first
+    /// poll waits one interval (a job is not done as it is accepted: Superset's own frontend
+    /// waits its polling delay first), else the loop polls at once (it may catch up on what
+    /// ran before).
     pub(super) fn hold_follow(
         &mut self,
         id: GuardId,
         options: Option<FollowOptions>,
+        soon: bool,
     ) -> Option<u32> {
         let guard = self.live(id)?;
         let holder = guard.follow.holders.hold(options);
-        self.run_follow(id, false);
+        self.run_follow(id, if soon { Start::Soon } else { Start::Now });
         Some(holder)
     }
 
@@ -128,16 +146,15 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Something new to follow (a record written by any tab, a login, a change heard from
-    /// another tab), or a holder came: the loop starts if it is not running, and a wait for
-    /// the next poll comes forward, never into a failure's backoff, nor within `intervalMs`
-    /// of the last poll.
+    /// another tab): the loop starts if it is not running, and one that idled (nothing ran)
+    /// polls one interval on, never into a failure's backoff. While anything runs the
+    /// cadence stands, as Superset's own frontend's does: a new job waits for the next poll.
     pub(super) fn kick_follow(&mut self, id: GuardId) {
-        self.run_follow(id, true);
+        self.run_follow(id, Start::Woken);
     }
 
-    /// Starts the loop if anybody holds it and it is not running; `woken`: a change brings a
-    /// wait for the next poll forward.
-    fn run_follow(&mut self, id: GuardId, woken: bool) {
+    /// Starts the loop if anybody holds it and it is not running, as `start` says.
+    pub(super) fn run_follow(&mut self, id: GuardId, start: Start) {
         let now = self.now();
         let Some(guard) = self.guard(id) else {
             return;
@@ -150,7 +167,11 @@ impl<P: Platform> Machine<P> {
             return;
         }
         match follow.state.clone() {
-            Loop::Off if shared => {
+            Loop::Off => {
+                follow.soon = start != Start::Now;
+                if !shared {
+                    return self.lead(id);
+                }
                 let lock = LockId(self.id());
                 if let Some(guard) = self.guard(id) {
                     guard.follow.state = Loop::Locking(lock);
@@ -158,13 +179,35 @@ impl<P: Platform> Machine<P> {
                 }
                 self.emit(Effect::Lock { lock, name });
             }
-            Loop::Off => self.poll_now(id),
-            Loop::Idle | Loop::Waiting(_) if woken => {
+            // A new waiter, or something new once nothing ran: the cadence starts again (no
+            // sooner than an interval after the last poll; a backoff stands).
+            Loop::Idle | Loop::Waiting(_)
+                if start == Start::Soon
+                    || (start == Start::Woken && follow.state == Loop::Idle) =>
+            {
                 let (last, until) = (follow.last_poll, follow.backoff_until);
+                let interval = follow.holders.options().interval_ms;
+                let failing = follow.cadence().failing();
                 let wait = follow.cadence().woken(now, last, until);
+                // Something new just began: not before one interval (a backoff stands).
+                let wait = if failing { wait } else { wait.max(interval) };
                 self.wait_for_poll(id, wait);
             }
             Loop::Idle | Loop::Waiting(_) | Loop::Locking(_) | Loop::Polling(_) => {}
+        }
+    }
+
+    /// The loop leads (its lock held, or none needed): it polls at once, or one interval on.
+    fn lead(&mut self, id: GuardId) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        if std::mem::take(&mut guard.follow.soon) {
+            guard.follow.state = Loop::Idle;
+            let interval = guard.follow.holders.options().interval_ms;
+            self.wait_for_poll(id, interval);
+        } else {
+            self.poll_now(id);
         }
     }
 
@@ -176,7 +219,7 @@ impl<P: Platform> Machine<P> {
             .find(|g| g.follow.state == Loop::Locking(lock))
             .map(|g| g.id);
         match id {
-            Some(id) => self.poll_now(id),
+            Some(id) => self.lead(id),
             // Let go meanwhile: the executor lets the lock go again.
             None => self.emit(Effect::Unlock(lock)),
         }

@@ -77,6 +77,8 @@ pub struct Machine<P: Platform> {
     servers: Servers,
     /// The logouts whose `stopped` waits for answers.
     groups: Vec<Group>,
+    /// How many connections the browser keeps to the page's server (`None`: no limit).
+    connections: Option<usize>,
 }
 
 impl<P: Platform> Machine<P> {
@@ -92,6 +94,7 @@ impl<P: Platform> Machine<P> {
             page: Page::default(),
             servers: Servers::default(),
             groups: Vec::new(),
+            connections: None,
         }
     }
 

@@ -12,6 +12,7 @@ use super::super::quiet::{self, Json};
 use super::super::response::Contract;
 use super::super::tabs::Change;
 use super::super::task::StatusChange;
+use super::super::waiters::Waiters;
 use super::following::Loop;
 use super::io::{Answer, Body, Effect, GuardId, Method, ReqId};
 use super::requests::Purpose;
@@ -44,6 +45,8 @@ pub(super) struct Round {
     /// The records it changed, and the tasks among them that failed.
     changed: usize,
     failed: Vec<String>,
+    /// It ended a job a waiter awaits.
+    progress: bool,
 }
 
 impl Round {
@@ -53,8 +56,11 @@ impl Round {
         self.reading.is_some() || !self.queue.is_empty()
     }
 
-    fn add(&mut self, records: &[JobRecord]) {
+    fn add(&mut self, records: &[JobRecord], waiters: &Waiters) {
         self.changed += records.len();
+        self.progress |= records
+            .iter()
+            .any(|r| r.is_terminal() && waiters.awaits(&r.job_id));
         let failed = records
             .iter()
             .filter(|r| r.status() == Status::Task(TaskStatus::Failure));
@@ -268,10 +274,10 @@ impl<P: Platform> Machine<P> {
         guard
             .store
             .count_page(page.skipped, page.unknown, page.partial);
-        let mut changed = 0;
+        let mut changed = Vec::new();
         for event in page.events {
-            if let Ok(Some(_)) = guard.store.apply_event(event) {
-                changed += 1;
+            if let Ok(Some(record)) = guard.store.apply_event(event) {
+                changed.push(record);
             }
         }
         if let Some(last) = page.last_id {
@@ -286,7 +292,7 @@ impl<P: Platform> Machine<P> {
             }
         }
         if let Some(round) = guard.follow.round.as_mut() {
-            round.changed = changed;
+            round.add(&changed, &guard.waits.rules);
         }
         self.round_done(id);
     }
@@ -315,7 +321,7 @@ impl<P: Platform> Machine<P> {
         let Some(round) = guard.follow.round.as_mut() else {
             return;
         };
-        round.add(&records);
+        round.add(&records, &guard.waits.rules);
         if !round.sent_cursor {
             round.queue = round
                 .running
@@ -349,7 +355,7 @@ impl<P: Platform> Machine<P> {
                 if let Some(change) = change {
                     let records = guard.store.apply_task_statuses(vec![change]);
                     if let Some(round) = guard.follow.round.as_mut() {
-                        round.add(&records);
+                        round.add(&records, &guard.waits.rules);
                     }
                 }
             }
@@ -404,7 +410,11 @@ impl<P: Platform> Machine<P> {
         let Some(round) = guard.follow.round.take() else {
             return;
         };
-        let wait = if round.changed > 0 {
+        // The shortest interval again after progress: a job a waiter awaits ended, or (nobody
+        // waits: the app follows its records) any record changed. A job of a superseded query
+        // ending (cancelled) is nobody's progress: the cadence backs off as when it is quiet.
+        let progress = round.progress || (round.changed > 0 && guard.waits.rules.is_empty());
+        let wait = if progress {
             guard.follow.cadence().changed()
         } else {
             guard.follow.cadence().quiet()

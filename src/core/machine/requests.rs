@@ -71,7 +71,7 @@ pub(super) enum Wake {
     Delivered(u32),
 }
 
-/// A request in flight.
+/// A request in flight, or waiting for a connection.
 #[derive(Debug)]
 pub(super) struct Open {
     pub(super) req: ReqId,
@@ -79,6 +79,16 @@ pub(super) struct Open {
     deadline: Option<TimerId>,
     /// The answer's declared length, once answered (whether an end lets its body arrive).
     declared: Option<Option<String>>,
+    /// A chart-data request waiting for one of the page's connections: not sent yet, with its
+    /// timeout.
+    waiting: Option<(Request, u64)>,
+}
+
+impl Open {
+    /// Whether it is a chart-data request, which waits for a connection.
+    fn pooled(&self) -> bool {
+        matches!(self.purpose, Purpose::Chart { .. })
+    }
 }
 
 impl<P: Platform> Machine<P> {
@@ -94,22 +104,100 @@ impl<P: Platform> Machine<P> {
     ) -> ReqId {
         let req = ReqId(self.id());
         let guard = purpose.guard().unwrap_or_default();
-        self.emit(Effect::Send(Request {
+        let request = Request {
             req,
             guard,
             method,
             url,
             body,
             keepalive,
-        }));
-        let deadline = Some(self.set_timer(Wake::Deadline(req), timeout_ms));
-        self.open.push(Open {
+        };
+        let mut open = Open {
             req,
             purpose,
-            deadline,
+            deadline: None,
             declared: None,
-        });
+            waiting: None,
+        };
+        if open.pooled() && !self.connection_free(guard, &request.url) {
+            open.waiting = Some((request, timeout_ms));
+            self.open.push(open);
+            return req;
+        }
+        self.emit(Effect::Send(request));
+        open.deadline = Some(self.set_timer(Wake::Deadline(req), timeout_ms));
+        self.open.push(open);
         req
+    }
+
+    /// Whether a chart-data request of guard `id` to `url` may go now: the browser keeps a few
+    /// connections per server over HTTP/1.1 ([`Machine::set_connections`]) and queues the
+    /// rest; the guard queues its chart-data requests itself instead, so that one superseded
+    /// before it left is dropped with nothing sent, and a stop (or a poll, a cancel) finds a
+    /// connection free where the server can stop queries.
+    fn connection_free(&self, id: GuardId, url: &str) -> bool {
+        let Some(connections) = self.connections else {
+            return true;
+        };
+        let stoppable = self.servers.client_ids.carries(&self.server_key(id, url));
+        let limit = if stoppable {
+            connections.saturating_sub(1).max(1)
+        } else {
+            connections
+        };
+        let busy = self
+            .open
+            .iter()
+            .filter(|o| o.pooled() && o.waiting.is_none())
+            .count();
+        busy < limit
+    }
+
+    /// The chart-data requests waiting for a connection go, as far as there are free ones.
+    fn send_waiting(&mut self) {
+        loop {
+            let next = self
+                .open
+                .iter()
+                .find(|o| o.waiting.is_some())
+                .and_then(|o| {
+                    o.waiting
+                        .as_ref()
+                        .map(|(r, _)| (o.req, r.guard, r.url.clone()))
+                });
+            let Some((req, guard, url)) = next else {
+                return;
+            };
+            if !self.connection_free(guard, &url) {
+                return;
+            }
+            let Some((request, timeout)) = self
+                .open
+                .iter_mut()
+                .find(|o| o.req == req)
+                .and_then(|o| o.waiting.take())
+            else {
+                return;
+            };
+            self.emit(Effect::Send(request));
+            let deadline = self.set_timer(Wake::Deadline(req), timeout);
+            if let Some(open) = self.open.iter_mut().find(|o| o.req == req) {
+                open.deadline = Some(deadline);
+            }
+        }
+    }
+
+    /// How many connections the browser keeps to the page's server (`None`: as many as it
+    /// needs, over HTTP/2 or HTTP/3).
+    pub fn set_connections(&mut self, connections: Option<usize>) {
+        self.connections = connections;
+    }
+
+    /// Whether request `req` has left (it may be waiting for a connection).
+    pub(super) fn is_sent(&self, req: ReqId) -> bool {
+        self.open
+            .iter()
+            .any(|o| o.req == req && o.waiting.is_none())
     }
 
     /// Ends request `req` (if it is still open): with `drain`, an answer whose body was not
@@ -122,12 +210,18 @@ impl<P: Platform> Machine<P> {
         if let Some(timer) = open.deadline {
             self.clear_timer(timer);
         }
-        let drain = drain
-            && open
-                .declared
-                .as_ref()
-                .is_some_and(|length| drains_unread(length.as_deref()));
-        self.emit(Effect::End { req, drain });
+        // Never sent: nothing left the page.
+        if open.waiting.is_none() {
+            let drain = drain
+                && open
+                    .declared
+                    .as_ref()
+                    .is_some_and(|length| drains_unread(length.as_deref()));
+            self.emit(Effect::End { req, drain });
+        }
+        if open.pooled() {
+            self.send_waiting();
+        }
     }
 
     /// Moves request `req`'s deadline to `ms` from now.

@@ -237,6 +237,7 @@ impl<P: Platform> Machine<P> {
         let elsewhere_logout = reason == QueryReason::Logout && group.is_none();
         let taken = elsewhere_logout && self.taken_by_logout(id, qid);
         let plan = self.plan_for(id, qid);
+        let waiting = self.waiting_for_connection(id, qid);
         let Some(q) = self.query_mut(id, qid) else {
             return Vec::new();
         };
@@ -249,6 +250,13 @@ impl<P: Platform> Machine<P> {
         }
         let mut cancelled = Vec::new();
         let stop = match q.life.phase() {
+            Phase::Sending | Phase::Refetching if waiting => {
+                // Still waiting for a connection: it never leaves.
+                if let Some(req) = q.req.take() {
+                    self.end(req, false);
+                }
+                StopResult::NotSent
+            }
             Phase::Sending | Phase::Refetching => {
                 let req = q.req.take();
                 let (stop_url, client_id) = (q.stop_url.clone(), q.life.client_id.clone());

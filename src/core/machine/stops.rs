@@ -67,6 +67,7 @@ impl<P: Platform> Machine<P> {
         };
         let taken = self.taken_by_logout(id, qid);
         let plan = self.plan_for(id, qid);
+        let waiting = self.waiting_for_connection(id, qid);
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };
@@ -82,6 +83,11 @@ impl<P: Platform> Machine<P> {
                 let Some(req) = q.req.take() else {
                     return self.settle_stopped(id, qid, Some(StopResult::NotSent));
                 };
+                if waiting {
+                    // Still waiting for a connection: it never leaves.
+                    self.end(req, false);
+                    return self.settle_stopped(id, qid, Some(StopResult::NotSent));
+                }
                 let keep = plan.keep && !taken;
                 if keep {
                     if let Some(s) = &mut q.stopped {
@@ -117,6 +123,16 @@ impl<P: Platform> Machine<P> {
             Phase::Ended => {}
         }
         self.keep_entry(id);
+    }
+
+    /// Whether query `qid`'s request waits for a connection (it has not left).
+    pub(super) fn waiting_for_connection(&self, id: GuardId, qid: u32) -> bool {
+        self.guards
+            .iter()
+            .find(|g| g.id == id)
+            .and_then(|g| g.queries.iter().find(|q| q.id == qid))
+            .and_then(|q| q.req)
+            .is_some_and(|req| !self.is_sent(req))
     }
 
     /// What query `qid`'s server can do about its request in flight.

@@ -328,9 +328,10 @@ impl<P: Platform> Machine<P> {
     fn hold_follow_for_waits(&mut self, id: GuardId) {
         let held = self.guard(id).is_none_or(|g| g.waits.hold.is_some());
         if held {
-            return;
+            // Held already: the new waiter's job starts the cadence again.
+            return self.run_follow(id, super::following::Start::Soon);
         }
-        if let Some(hold) = self.hold_follow(id, None) {
+        if let Some(hold) = self.hold_follow(id, None, true) {
             if let Some(guard) = self.guard(id) {
                 guard.waits.hold = Some(hold);
             }

@@ -261,3 +261,54 @@ fn free_stops_its_guards_queries() {
 }
 
 const CONFIRM: u64 = crate::core::machine::stops::CONFIRM_MS;
+
+#[test]
+fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothing_sent() {
+    let mut p = Page::new();
+    p.m.set_connections(Some(6));
+    let (g, first) = with_probe(&mut p, json!({}), "POST");
+    fail_first(&mut p, first);
+    let mut running: Vec<(PromiseId, SignalId)> = Vec::new();
+    for _ in 0..20 {
+        let signal = p.signal();
+        running.push((p.query(g, Some(signal)), signal));
+    }
+    // One connection is left for the stops: five chart requests out, fifteen waiting.
+    let out = p.to(Method::Post, CHART).len() - 1;
+    assert_eq!(out, 5, "{:?}", p.sent);
+    for (_, signal) in &running {
+        p.handle(Event::Aborted(*signal));
+    }
+    assert_eq!(
+        p.to(Method::Post, STOP).len(),
+        5,
+        "a stop only for what left"
+    );
+    assert_eq!(p.to(Method::Post, CHART).len() - 1, 5, "nothing more left");
+    for (promise, _) in &running[5..] {
+        assert_eq!(p.query_outcome(*promise).0.stop, Some(StopResult::NotSent));
+    }
+    // A new filter's queries go as the stopped ones free their connections.
+    let next: Vec<PromiseId> = (0..3).map(|_| p.query(g, None)).collect();
+    assert_eq!(
+        p.to(Method::Post, CHART).len() - 1,
+        5,
+        "every connection is busy"
+    );
+    let stops: Vec<ReqId> = p.to(Method::Post, STOP).iter().map(|r| r.req).collect();
+    for stop in stops {
+        p.answer(stop, 200, Some(json!({})));
+    }
+    let kept: Vec<ReqId> = p
+        .to(Method::Post, CHART)
+        .iter()
+        .map(|r| r.req)
+        .filter(|r| p.open.contains(r))
+        .take(5)
+        .collect();
+    for req in kept {
+        p.answer(req, 400, Some(json!({"errors": []})));
+    }
+    assert_eq!(p.to(Method::Post, CHART).len() - 1, 8, "the new ones went");
+    let _ = next;
+}

@@ -14,7 +14,10 @@ fn a_wait_settles_done_and_holds_follow_while_it_waits() {
     let mut p = Page::new();
     let g = p.signed_in(json!({"storage": "memory"}));
     let promise = p.wait(g, job_meta(JOB), None);
-    // Held: the loop polls (memory storage: no lock to share).
+    // Held: the loop polls one interval on (a job just accepted; memory storage: no lock to
+    // share).
+    assert!(p.to(Method::Get, "/api/v1/async_event/").is_empty());
+    p.advance(500);
     let polls = p.to(Method::Get, "/api/v1/async_event/");
     assert_eq!(polls.len(), 1, "{:?}", p.sent);
     p.answer(polls[0].req, 200, Some(json!({"result": []})));
@@ -58,6 +61,7 @@ fn a_401_settles_every_wait_unauthenticated() {
     let mut p = Page::new();
     let g = p.signed_in(json!({"storage": "memory"}));
     let promise = p.wait(g, job_meta(JOB), None);
+    p.advance(500);
     let poll = p.open_to("/api/v1/async_event/").unwrap();
     p.answer(poll, 401, None);
     let outcome = p.wait_outcome(promise);
@@ -118,6 +122,7 @@ fn a_failed_task_settles_failed_with_its_reason_read_back() {
     let mut p = Page::new();
     let g = p.signed_in(json!({"storage": "memory", "contract": "task"}));
     let promise = p.wait(g, tasks_body(), None);
+    p.advance(500);
     let poll = p.open_to("/api/v1/task/status_changes").unwrap();
     p.answer(
         poll,
