@@ -16,8 +16,9 @@
 // 50 ms): the requests by kind; the query-seconds the server spent (every running query,
 // integrated, until nothing runs), and how many of them went to superseded filters; the
 // superseded queries still running 0.5 s after the last change and when the last chart was
-// drawn; the time from the last filter change to the last chart drawn. Writes
-// target/bench/query.json.
+// drawn; the time from the last filter change to the last chart drawn. Before them, on each
+// mode, the storm: `storm=50` supersedes of `stormCharts=4` charts in 0.3 s (`storm=0`: none).
+// Writes target/bench/query.json.
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 
@@ -137,7 +138,7 @@ async function dashboard({ client, charts, filters, everyMs, durationMs }) {
         return (await fetch(ended[0].resultUrl, { signal })).ok;
       },
       () => false,
-    );
+    ).catch(() => false); // a request its next filter aborted
   }
 
   let controllers = [];
@@ -160,14 +161,13 @@ async function dashboard({ client, charts, filters, everyMs, durationMs }) {
   return { lastChange, lastDrawn: Math.max(...drawn.slice(-charts)), drawn: drawn.length };
 }
 
-async function one(browser, mode, client) {
+async function one(browser, mode, client, { charts = CHARTS, filters = FILTERS.slice(0, CHANGES + 1), everyMs = EVERY_MS } = {}) {
   const { server, url, app } = await start({ port: 0, contract: mode });
   const requests = {};
   server.prependListener("request", (req) => {
     const k = kind(req.method, new URL(req.url, "http://x").pathname);
     if (k) requests[k] = (requests[k] ?? 0) + 1;
   });
-  const filters = FILTERS.slice(0, CHANGES + 1);
   const final = filters.at(-1);
   const running = () => {
     const r = app.running();
@@ -199,7 +199,7 @@ async function one(browser, mode, client) {
     wastedMs = 0;
     samples.length = 0;
     last = Date.now();
-    const timing = await page.evaluate(dashboard, { client, charts: CHARTS, filters, everyMs: EVERY_MS, durationMs: DURATION_MS });
+    const timing = await page.evaluate(dashboard, { client, charts, filters, everyMs, durationMs: DURATION_MS });
     const leftRunning = running();
     const t = Date.now();
     while (running() > 0 && Date.now() - t < 60_000) await new Promise((r) => setTimeout(r, 50));
@@ -226,10 +226,27 @@ async function one(browser, mode, client) {
   }
 }
 
+// The storm: `stormCharts=4` charts whose filter changes `storm=50` times in 0.3 s (every 6 ms),
+// the red team's; what is still running on the server after it is what nothing stopped.
+const STORM = Number(args.storm ?? 50);
+const STORM_CHARTS = Number(args.stormCharts ?? 4);
+const stormFilters = Array.from({ length: STORM + 1 }, (_, i) => `storm-${i}`);
+
 const browser = await launch();
 const results = [];
+const storms = [];
 try {
   for (const mode of MODES) {
+    for (const client of STORM ? CLIENTS.filter((c) => c !== "waitFor") : []) {
+      const r = await one(browser, mode, client, { charts: STORM_CHARTS, filters: stormFilters, everyMs: Math.round(300 / STORM) });
+      storms.push(r);
+      const req = Object.entries(r.requests).map(([k, v]) => `${k} ${v}`).join(", ");
+      console.log(
+        `storm ${mode.padEnd(11)} ${client.padEnd(8)} ${STORM} supersedes of ${STORM_CHARTS} charts in 0.3 s: superseded still running ` +
+          `0.5 s after the last change ${r.supersededRunning500msAfterLastChange}, when the last chart was drawn ${r.supersededStillRunningWhenDrawn}; ` +
+          `query-seconds ${r.serverQuerySeconds} (superseded ${r.supersededQuerySeconds}); last chart ${r.lastChartAfterLastChangeMs} ms after the last change; requests: ${req}`,
+      );
+    }
     for (const client of CLIENTS) {
       const r = await one(browser, mode, client);
       results.push(r);
@@ -249,5 +266,5 @@ console.log(`(the last filter's charts alone need ${minimum} query-seconds)`);
 await mkdir("target/bench", { recursive: true });
 await writeFile(
   "target/bench/query.json",
-  JSON.stringify({ measured: new Date().toISOString(), machine: machine(), charts: CHARTS, changes: CHANGES, everyMs: EVERY_MS, durationMs: DURATION_MS, results }, null, 1),
+  JSON.stringify({ measured: new Date().toISOString(), machine: machine(), charts: CHARTS, changes: CHANGES, everyMs: EVERY_MS, durationMs: DURATION_MS, results, storms }, null, 1),
 );

@@ -40,6 +40,9 @@ pub(super) struct Stopped {
     pub(super) late: Option<ReqId>,
     /// The logout whose `stopped` waits for that late answer.
     pub(super) group: Option<u32>,
+    /// Its request was ended in flight as its stop left: it may still reach the server after
+    /// the stop (a stop that finds nothing is sent once more).
+    pub(super) ended_in_flight: bool,
 }
 
 /// One query of a guard.
@@ -579,14 +582,8 @@ impl<P: Platform> Machine<P> {
             stopped.settled = true;
         } else {
             q.stopped = Some(Stopped {
-                reason: None,
-                stop: None,
-                cancelling: Vec::new(),
                 settled: true,
-                stop_req: None,
-                confirms: 0,
-                late: None,
-                group: None,
+                ..Stopped::new(None)
             });
         }
         if let Some(signal) = signal {

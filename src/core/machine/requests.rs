@@ -85,9 +85,20 @@ pub(super) struct Open {
 }
 
 impl Open {
-    /// Whether it is a chart-data request, which waits for a connection.
-    fn pooled(&self) -> bool {
+    /// Whether it is a chart-data request: it leaves after the others waiting, and leaves a
+    /// connection free for them.
+    fn chart(&self) -> bool {
         matches!(self.purpose, Purpose::Chart { .. })
+    }
+
+    /// Whether it waits for a connection: all but what is sent with `keepalive` as a session
+    /// or the page ends (it must leave now).
+    fn pooled(&self) -> bool {
+        !matches!(self.purpose, Purpose::Delivery { .. })
+    }
+
+    fn busy(&self) -> bool {
+        self.pooled() && self.waiting.is_none()
     }
 }
 
@@ -119,7 +130,13 @@ impl<P: Platform> Machine<P> {
             declared: None,
             waiting: None,
         };
-        if open.pooled() && !self.connection_free(guard, &request.url) {
+        // Behind what waits before it: everything, for a chart-data request; the others, for
+        // the rest.
+        let first = !self
+            .open
+            .iter()
+            .any(|o| o.waiting.is_some() && (open.chart() || !o.chart()));
+        if open.pooled() && !(first && self.connection_free(guard, &request.url, open.chart())) {
             open.waiting = Some((request, timeout_ms));
             self.open.push(open);
             return req;
@@ -130,45 +147,48 @@ impl<P: Platform> Machine<P> {
         req
     }
 
-    /// Whether a chart-data request of guard `id` to `url` may go now: the browser keeps a few
-    /// connections per server over HTTP/1.1 ([`Machine::set_connections`]) and queues the
-    /// rest; the guard queues its chart-data requests itself instead, so that one superseded
-    /// before it left is dropped with nothing sent, and a stop (or a poll, a cancel) finds a
-    /// connection free where the server can stop queries.
-    fn connection_free(&self, id: GuardId, url: &str) -> bool {
+    /// Whether a request of guard `id` to `url` (a chart-data request, `chart`) may go now. The
+    /// browser keeps a few connections per server over HTTP/1.1 ([`Machine::set_connections`])
+    /// and queues the rest, in no order the guard can see; the guard queues its requests
+    /// itself instead: what it sent is on the wire, a chart-data request superseded before it
+    /// left is dropped with nothing sent, and a stop, a cancel or a poll goes before the
+    /// chart-data requests waiting, with a connection left free for it where the server can
+    /// stop queries.
+    fn connection_free(&self, id: GuardId, url: &str, chart: bool) -> bool {
         let Some(connections) = self.connections else {
             return true;
         };
+        let busy = self.open.iter().filter(|o| o.busy()).count();
+        if !chart {
+            return busy < connections;
+        }
         let stoppable = self.servers.client_ids.carries(&self.server_key(id, url));
         let limit = if stoppable {
             connections.saturating_sub(1).max(1)
         } else {
             connections
         };
-        let busy = self
-            .open
-            .iter()
-            .filter(|o| o.pooled() && o.waiting.is_none())
-            .count();
-        busy < limit
+        let charts = self.open.iter().filter(|o| o.busy() && o.chart()).count();
+        busy < connections && charts < limit
     }
 
-    /// The chart-data requests waiting for a connection go, as far as there are free ones.
+    /// The requests waiting for a connection go, as far as there are free ones: the others
+    /// first, then the chart-data requests, each in the order they came.
     fn send_waiting(&mut self) {
         loop {
             let next = self
                 .open
                 .iter()
-                .find(|o| o.waiting.is_some())
+                .filter(|o| o.waiting.is_some())
+                .min_by_key(|o| o.chart())
                 .and_then(|o| {
-                    o.waiting
-                        .as_ref()
-                        .map(|(r, _)| (o.req, r.guard, r.url.clone()))
+                    let (r, _) = o.waiting.as_ref()?;
+                    Some((o.req, r.guard, r.url.clone(), o.chart()))
                 });
-            let Some((req, guard, url)) = next else {
+            let Some((req, guard, url, chart)) = next else {
                 return;
             };
-            if !self.connection_free(guard, &url) {
+            if !self.connection_free(guard, &url, chart) {
                 return;
             }
             let Some((request, timeout)) = self
@@ -219,7 +239,7 @@ impl<P: Platform> Machine<P> {
                     .is_some_and(|length| drains_unread(length.as_deref()));
             self.emit(Effect::End { req, drain });
         }
-        if open.pooled() {
+        if open.busy() {
             self.send_waiting();
         }
     }

@@ -36,6 +36,7 @@ impl Stopped {
             confirms: 0,
             late: None,
             group: None,
+            ended_in_flight: false,
         }
     }
 }
@@ -98,6 +99,9 @@ impl<P: Platform> Machine<P> {
                     self.set_deadline(req, timeout);
                 } else {
                     self.end(req, false);
+                    if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
+                        s.ended_in_flight = true;
+                    }
                 }
                 if taken {
                     self.settle_stopped(id, qid, Some(StopResult::Sent));
@@ -211,8 +215,13 @@ impl<P: Platform> Machine<P> {
             _ => {}
         }
         let unanswered = late.is_some_and(|late| !self.is_answered(late));
+        // Ended in flight, it may have reached the server after its stop: once more.
+        let ended_in_flight = self
+            .query_mut(id, qid)
+            .and_then(|q| q.stopped.as_ref())
+            .is_some_and(|s| s.ended_in_flight && s.confirms == 0);
         if result == StopResult::NotRunning
-            && unanswered
+            && (unanswered || ended_in_flight)
             && confirms < MAX_CONFIRMS
             && !self.ended(id)
         {
@@ -244,9 +253,9 @@ impl<P: Platform> Machine<P> {
         let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) else {
             return;
         };
-        let late = s.late;
+        let (late, again) = (s.late, s.ended_in_flight && s.confirms == 0);
         let unanswered = late.is_some_and(|late| !self.is_answered(late));
-        if unanswered && !self.ended(id) {
+        if (unanswered || again) && !self.ended(id) {
             if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
                 s.confirms = s.confirms.saturating_add(1);
             }
