@@ -16,10 +16,11 @@
 import * as React from "react";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import init, { JobGuard, isGuardError } from "superset-job-guard";
-// A key for an input, compared between renders: its JSON (an inline literal, or the same body
-// parsed again, starts no second wait), else the object itself; and what a cancel answers
-// before the provider has its guard (refused, nothing sent).
-import { keyOf, notLoaded } from "./stores.js";
+// What every binding shares (js/stores.js): each guard's hub (its version, session epoch,
+// cancels running and outcomes kept), an input's key compared between renders, a chart query's
+// key, what a cancel answers before the provider has its guard, and how a wait or a query is
+// started with its signal.
+import { dismissOutcome, hub, keyOf, notLoaded, queryKey, startCancel, startQuery, startWait } from "./stores.js";
 
 // The provider's guard; `null` while it has none yet (a server render, or in the browser until
 // init() has loaded the module); `undefined` outside any provider.
@@ -172,9 +173,9 @@ export function useJobGuard() {
   return guard;
 }
 
-// One store per guard: a version bumped by every change the guard announces, the last
-// snapshot of each reading (kept until the version moves), and the last cancel outcome of
-// each job (a new Map whenever it changes; emptied when the session ends).
+// React's view of a guard's hub (js/stores.js): its listeners, each reading's last snapshot
+// (kept until the hub's version moves, so a snapshot stays the same object until the guard
+// announces a change), its outcomes and the ids of its cancels running as snapshots.
 const stores = new WeakMap();
 const NO_OUTCOMES = new Map();
 const NO_PENDING = new Set();
@@ -185,67 +186,25 @@ const nothing = () => {};
 function storeOf(guard) {
   let store = stores.get(guard);
   if (store) return store;
-  const listeners = new Set();
-  const cache = new Map();
-  let version = 0;
-  let outcomes = NO_OUTCOMES;
-  let pending = new Set();
-  const tell = () => {
-    for (const l of [...listeners]) l();
-  };
-  const setOutcomes = (next) => {
-    outcomes = next;
-    tell();
-  };
-  store = {
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    read(key, compute, empty) {
-      const hit = cache.get(key);
-      if (hit && hit.version === version) return hit.value;
-      const value = freed.has(guard) ? empty : compute();
-      cache.set(key, { version, value });
-      return value;
-    },
-    outcomes: () => outcomes,
-    keep(jobId, outcome) {
-      setOutcomes(new Map(outcomes).set(jobId, outcome));
-    },
-    dismiss(jobId) {
-      if (jobId === undefined) {
-        if (outcomes.size > 0) setOutcomes(NO_OUTCOMES);
-      } else if (outcomes.has(jobId)) {
-        const next = new Map(outcomes);
-        next.delete(jobId);
-        setOutcomes(next);
-      }
-    },
-    // The cancels running, by job id (one request per job, whichever component asks), and
-    // their ids as a snapshot (a new Set whenever it changes).
-    running: new Map(),
-    pending: () => pending,
-    run(jobId, promise) {
-      if (promise) store.running.set(jobId, promise);
-      else store.running.delete(jobId);
-      pending = new Set(store.running.keys());
-      tell();
-    },
-  };
-  // The store hears every change from the first reading on (until the guard is freed), so a
+  // The hub hears every change from the first reading on (until the guard is freed), so a
   // reading cached before a component subscribed is never stale: a change between a render and
   // its subscription (a login in a sibling's effect) moves the version too.
-  if (!freed.has(guard)) {
-    guard.subscribe((change) => {
-      version += 1;
-      // A session that ended (here or in another tab) takes its outcomes with it; a 401 met by
-      // follow() ends nothing by itself.
-      const ended = change.type === "logout" || change.type === "user_changed";
-      if (ended && outcomes.size > 0) outcomes = NO_OUTCOMES;
-      tell();
-    });
-  }
+  const h = hub(guard);
+  const cache = new Map();
+  const read = (key, compute, empty) => {
+    const hit = cache.get(key);
+    if (hit && hit.version === h.version) return hit.value;
+    const value = freed.has(guard) ? empty : compute();
+    cache.set(key, { version: h.version, value });
+    return value;
+  };
+  store = {
+    hub: h,
+    subscribe: (listener) => h.listen(listener),
+    read,
+    outcomes: () => h.outcomes,
+    pending: () => read("pending", () => new Set(h.running.keys()), NO_PENDING),
+  };
   stores.set(guard, store);
   return store;
 }
@@ -289,10 +248,11 @@ export function useJobs() {
  * (`dismiss(jobId)`, or `dismiss()` for all) or until the session ends.
  */
 export function useCancelOutcomes() {
-  const { store, subscribe, useSyncExternalStore, ownGuard } = useStore();
+  const { guard, store, subscribe, useSyncExternalStore, ownGuard } = useStore();
   const outcomesNow = store ? store.outcomes : noOutcomes;
   const outcomes = useSyncExternalStore(subscribe, outcomesNow, ownGuard ? noOutcomes : outcomesNow);
-  return { outcomes, dismiss: store ? store.dismiss : nothing };
+  const dismiss = useCallback((jobId) => guard && dismissOutcome(guard, jobId), [guard]);
+  return { outcomes, dismiss };
 }
 
 /**
@@ -329,21 +289,10 @@ export function useCancel(jobId) {
   const cancel = useCallback(() => {
     // No guard yet: no session is known, nothing is sent.
     if (!store) return Promise.resolve(notLoaded(jobId));
-    const current = store.running.get(jobId);
-    if (current) return current;
-    const controller = new AbortController();
-    mine.current.add(controller);
-    const promise = guard.cancel(jobId, { signal: controller.signal }).then((outcome) => {
-      mine.current.delete(controller);
-      if (store.running.get(jobId) === promise) store.run(jobId, null);
-      store.keep(jobId, outcome);
-      return outcome;
-    });
-    store.run(jobId, promise);
-    return promise;
+    return startCancel(guard, jobId, mine.current);
   }, [guard, store, jobId]);
 
-  const dismiss = useCallback(() => store?.dismiss(jobId), [store, jobId]);
+  const dismiss = useCallback(() => guard && dismissOutcome(guard, jobId), [guard, jobId]);
   return { cancel, pending: pending.has(jobId), outcome: outcomes.get(jobId) ?? null, dismiss };
 }
 
@@ -397,13 +346,6 @@ function useLatest(guard, key, start) {
   return settled !== null && settled.key === key ? settled.value : null;
 }
 
-/** `options` as the guard takes them, with `signal`: only the keys given. */
-function withSignal(signal, options, keys) {
-  const out = { signal };
-  for (const k of keys) if (options?.[k] !== undefined) out[k] = options[k];
-  return out;
-}
-
 /**
  * Waits for a query: `guard.waitFor(input, { signal, staleTimeoutMs, cancelOnClose })` for the
  * current `input` (a 202 body, which the guard records first, or job ids), `{ outcome,
@@ -415,9 +357,7 @@ function withSignal(signal, options, keys) {
 export function useWaitFor(input, options) {
   const guard = useJobGuard();
   const key = keyOf(input);
-  const outcome = useLatest(guard, key, (signal) =>
-    guard.waitFor(input, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose"])),
-  );
+  const outcome = useLatest(guard, key, startWait(guard, input, options));
   return { outcome, waiting: key !== null && outcome === null };
 }
 
@@ -433,15 +373,15 @@ export function useWaitFor(input, options) {
  */
 export function useChartData(body, options) {
   const guard = useJobGuard();
-  // The signed-in identity is part of what is compared: a body runs once someone is signed in,
-  // again for the next user or guest, and not at all while nobody is.
+  // The signed-in identity and the session's epoch are part of what is compared: a body runs
+  // once someone is signed in, again for the next user or guest and for the same one signing
+  // in again (nothing of the session that ended is shown, in any render), and not at all while
+  // nobody is.
   const session = useSession();
-  const who = session ? JSON.stringify([session.userId, session.guestKey]) : null;
+  const epoch = guard ? hub(guard).epoch : 0;
   const bodyKey = keyOf(body);
-  const key = bodyKey === null || who === null ? null : `${who} ${options?.url ?? ""} ${bodyKey}`;
-  const outcome = useLatest(guard, key, (signal) =>
-    guard.query(body, withSignal(signal, options, ["staleTimeoutMs", "cancelOnClose", "url"])),
-  );
+  const key = queryKey(session, body, options, epoch);
+  const outcome = useLatest(guard, key, startQuery(guard, body, options));
   const result = outcome?.outcome === "done" ? outcome.result : null;
   return { outcome, result, pending: bodyKey !== null && outcome === null };
 }

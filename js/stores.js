@@ -5,18 +5,21 @@
 // reads it without subscribing. A value stays the same object until the guard announces a
 // change (this tab's or another tab's).
 
-// One hub per guard: a version moved by every change the guard announces, who listens, the
-// cancels running (one request per job, whoever asks) and each job's last cancel outcome (a new
-// Map whenever it changes, emptied when the session ends).
+// One hub per guard, for every binding (React's too): a version moved by every change the
+// guard announces, a session epoch moved by each session's end (a result of an ended session is
+// never the current one's, even for the same user signing in again), who listens, the cancels
+// running (one request per job, whoever asks) and each job's last cancel outcome (a new Map
+// whenever it changes, emptied when the session ends).
 const hubs = new WeakMap();
 const NO_OUTCOMES = new Map();
 
-function hub(guard) {
+export function hub(guard) {
   let h = hubs.get(guard);
   if (h) return h;
   const listeners = new Set();
   h = {
     version: 0,
+    epoch: 0,
     outcomes: NO_OUTCOMES,
     running: new Map(),
     listen(l) {
@@ -31,7 +34,10 @@ function hub(guard) {
   try {
     guard.subscribe((change) => {
       // A session that ended (here or in another tab) takes its outcomes with it.
-      if (change.type === "logout" || change.type === "user_changed") h.outcomes = NO_OUTCOMES;
+      if (change.type === "logout" || change.type === "user_changed") {
+        h.epoch += 1;
+        h.outcomes = NO_OUTCOMES;
+      }
       h.tell();
     });
   } catch {
@@ -39,6 +45,49 @@ function hub(guard) {
   }
   hubs.set(guard, h);
   return h;
+}
+
+/**
+ * Cancels `jobId` on `guard`: the running cancel's promise if one runs (one request per job,
+ * whoever asks), else a new one whose `AbortController` goes into `mine` (its starter aborts
+ * those when it goes); its outcome is kept with the guard until dismissed or the session ends.
+ */
+export function startCancel(guard, jobId, mine) {
+  const h = hub(guard);
+  const current = h.running.get(jobId);
+  if (current) return current;
+  const controller = new AbortController();
+  mine.add(controller);
+  let promise;
+  try {
+    promise = guard.cancel(jobId, { signal: controller.signal });
+  } catch (e) {
+    return Promise.reject(e); // freed
+  }
+  promise = promise.then((outcome) => {
+    mine.delete(controller);
+    if (h.running.get(jobId) === promise) h.running.delete(jobId);
+    h.outcomes = new Map(h.outcomes).set(jobId, outcome);
+    h.tell();
+    return outcome;
+  });
+  h.running.set(jobId, promise);
+  h.tell();
+  return promise;
+}
+
+/** Forgets `jobId`'s kept outcome (every job's without one). */
+export function dismissOutcome(guard, jobId) {
+  const h = hub(guard);
+  if (jobId === undefined) {
+    if (h.outcomes.size === 0) return;
+    h.outcomes = NO_OUTCOMES;
+  } else {
+    if (!h.outcomes.has(jobId)) return;
+    h.outcomes = new Map(h.outcomes);
+    h.outcomes.delete(jobId);
+  }
+  h.tell();
 }
 
 /** A store of `read(guard)`, read again after each change; `empty` without a guard, or freed. */
@@ -108,38 +157,8 @@ export function cancelOf(guard, jobId) {
   );
   return {
     ...state,
-    cancel() {
-      if (!guard) return Promise.resolve(notLoaded(id));
-      const h = hub(guard);
-      const current = h.running.get(id);
-      if (current) return current;
-      const controller = new AbortController();
-      mine.add(controller);
-      let promise;
-      try {
-        promise = guard.cancel(id, { signal: controller.signal });
-      } catch (e) {
-        return Promise.reject(e); // freed
-      }
-      promise = promise.then((outcome) => {
-        mine.delete(controller);
-        if (h.running.get(id) === promise) h.running.delete(id);
-        h.outcomes = new Map(h.outcomes).set(id, outcome);
-        h.tell();
-        return outcome;
-      });
-      h.running.set(id, promise);
-      h.tell();
-      return promise;
-    },
-    dismiss() {
-      if (!guard) return;
-      const h = hub(guard);
-      if (!h.outcomes.has(id)) return;
-      h.outcomes = new Map(h.outcomes);
-      h.outcomes.delete(id);
-      h.tell();
-    },
+    cancel: () => (guard ? startCancel(guard, id, mine) : Promise.resolve(notLoaded(id))),
+    dismiss: () => guard && dismissOutcome(guard, id),
     abort() {
       for (const c of mine) c.abort();
       mine.clear();
@@ -148,16 +167,19 @@ export function cancelOf(guard, jobId) {
 }
 
 // A key for an input, compared from one call to the next: its JSON (an inline literal, or the
-// same body parsed again, is the same input), else the object itself.
+// same body parsed again, is the same input), a BigInt written as its digits (the guard refuses
+// one beyond the safe integers, and a re-render of the same value must not ask again), else the
+// object itself (cyclic, a throwing getter: the guard refuses it, `invalid_input`).
 const inputKeys = new WeakMap();
 let inputCount = 0;
+const bigints = (_key, value) => (typeof value === "bigint" ? `${value}n` : value);
 export function keyOf(input) {
   if (input === null || input === undefined) return null;
   try {
-    const json = JSON.stringify(input);
-    if (json !== undefined) return json;
+    const json = JSON.stringify(input, bigints);
+    if (json !== undefined) return typeof input === "bigint" ? `bigint:${json}` : json;
   } catch {
-    // cyclic, a BigInt, a throwing getter: the guard refuses it (invalid_input); by identity.
+    // cyclic, a throwing getter: by identity.
   }
   if (typeof input !== "object" && typeof input !== "function") return `${typeof input}:${String(input)}`;
   let key = inputKeys.get(input);
@@ -238,14 +260,15 @@ export function withSignal(signal, options, keys) {
 }
 
 /**
- * The key of a chart's query: its body (by JSON), its `url`, and who is signed in, so a body
- * runs once someone is, again for the next user or guest, and not at all while nobody is.
+ * The key of a chart's query: its body (by JSON), its `url`, who is signed in and the session's
+ * `epoch` (the hub's), so a body runs once someone is, again for the next user or guest and
+ * for the same one signing in again, and not at all while nobody is.
  * `null`: nothing to run.
  */
-export function queryKey(session, body, options) {
+export function queryKey(session, body, options, epoch = 0) {
   const bodyKey = keyOf(body);
   if (bodyKey === null || !session) return null;
-  return `${JSON.stringify([session.userId, session.guestKey])} ${options?.url ?? ""} ${bodyKey}`;
+  return `${epoch} ${JSON.stringify([session.userId, session.guestKey])} ${options?.url ?? ""} ${bodyKey}`;
 }
 
 /** A wait: `guard.waitFor` for `input` under `signal`, with `options`' keys that waitFor reads. */
@@ -454,7 +477,7 @@ export function bind(guards) {
       return runner(
         guards,
         session,
-        (s, body) => queryKey(s, body, options),
+        (s, body) => queryKey(s, body, options, guards.get() ? hub(guards.get()).epoch : 0),
         (guard, body) => startQuery(guard, body, options),
         queryShape,
       );

@@ -13,7 +13,7 @@ use super::super::response::{Contract, Outcome, Reply};
 use super::super::tabs::Change;
 use super::io::{Answer, Body, Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
 use super::requests::{CancelStep, Purpose, Wake};
-use super::servers::Presence;
+use super::servers::{Presence, ASK_MS};
 use super::{Machine, Platform};
 
 /// Where a cancel is.
@@ -45,6 +45,8 @@ pub(super) struct Cancel {
     template: String,
     /// Whether an answer came (what is learned of the endpoint needs one).
     answered: bool,
+    /// It is its endpoint's first: the timer after which the others go anyway.
+    asked: Option<super::io::TimerId>,
 }
 
 /// What `cancel()` did with its promise.
@@ -158,6 +160,7 @@ impl<P: Platform> Machine<P> {
             at: At::Retrying,
             template,
             answered: false,
+            asked: None,
         };
         let refused = cancel.flow.refusal(&check).or_else(|| {
             let presence = self.servers.cancel(&cancel.template, contract);
@@ -175,7 +178,7 @@ impl<P: Platform> Machine<P> {
         }
         match self.servers.cancel(&cancel.template, contract) {
             Some(Presence::Asking) => cancel.at = At::Held,
-            None => self.servers.asking(&cancel.template, contract),
+            None => cancel.asked = Some(self.ask(&cancel.template.clone(), contract)),
             _ => {}
         }
         let held = cancel.at == At::Held;
@@ -563,6 +566,9 @@ fn settle_cancel_with<P: Platform>(
     cancel: Cancel,
     outcome: CancelOutcome,
 ) {
+    if let Some(timer) = cancel.asked {
+        m.clear_timer(timer);
+    }
     m.servers.cancel_settled(
         &cancel.template,
         cancel.contract,
@@ -623,11 +629,31 @@ impl<P: Platform> Machine<P> {
                 // Another held one asks first.
                 Some(Presence::Asking) => {}
                 None => {
-                    self.servers.asking(template, contract);
+                    let asked = Some(self.ask(template, contract));
+                    if let Some(c) = self.cancel_of(id, &job) {
+                        c.asked = asked;
+                    }
                     self.send_cancel(id, &job);
                 }
-                Some(Presence::Present) => self.send_cancel(id, &job),
+                Some(Presence::Present | Presence::Unanswered) => self.send_cancel(id, &job),
             }
         }
+    }
+
+    /// The first cancel to `template`'s endpoint goes; the next ones wait for its answer, for
+    /// [`ASK_MS`] at most (a first cancel that hangs holds none of them longer).
+    fn ask(&mut self, template: &str, contract: Contract) -> super::io::TimerId {
+        self.servers.asking(template, contract);
+        let wake = Wake::Asked {
+            template: template.to_owned(),
+            contract,
+        };
+        self.set_timer(wake, ASK_MS)
+    }
+
+    /// `template`'s first cancel has been out for [`ASK_MS`]: the others go.
+    pub(super) fn asked(&mut self, template: &str, contract: Contract) {
+        self.servers.unanswered(template, contract);
+        self.release_held(template, contract);
     }
 }

@@ -69,6 +69,12 @@ pub(super) enum Wake {
     Confirm { guard: GuardId, query: u32 },
     /// A logout's `stopped`, settled at the latest.
     Delivered(u32),
+    /// The first cancel to an endpoint has been out for [`ASK_MS`](super::servers::ASK_MS):
+    /// the others go.
+    Asked {
+        template: String,
+        contract: super::super::response::Contract,
+    },
 }
 
 /// A request in flight, or waiting for a connection.
@@ -365,6 +371,7 @@ impl<P: Platform> Machine<P> {
             Wake::Follow(guard) => self.follow_timer(guard),
             Wake::Confirm { guard, query } => self.confirm_stop(guard, query),
             Wake::Delivered(group) => self.delivery_timeout(group),
+            Wake::Asked { template, contract } => self.asked(&template, contract),
         }
     }
 }

@@ -23,10 +23,15 @@ pub(super) enum Presence {
     /// Its first cancel is out: the others wait for its answer.
     Asking,
     Present,
+    /// Its first cancel got no answer within [`ASK_MS`]: the others go without waiting.
+    Unanswered,
     /// It answered as no endpoint does (an HTML 404: Superset 6.1.0), or its task framework is
     /// switched off: nothing is sent to it again.
     Absent,
 }
+
+/// How long the cancels after an endpoint's first wait for its answer.
+pub(super) const ASK_MS: u64 = 1_000;
 
 /// What is done with a query's request still out when the query is stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +97,14 @@ impl Servers {
             .insert(cancel_key(template, contract), Presence::Asking);
     }
 
+    /// The first cancel to `template` got no answer within [`ASK_MS`].
+    pub(super) fn unanswered(&mut self, template: &str, contract: Contract) {
+        let key = cancel_key(template, contract);
+        if self.cancels.get(&key) == Some(&Presence::Asking) {
+            self.cancels.insert(key, Presence::Unanswered);
+        }
+    }
+
     /// A cancel to `template` under `contract` settled `outcome`, answered or not: an
     /// `unsupported` one says the endpoint is not there; any answer else that it is; no answer
     /// leaves it to the next cancel to find out.
@@ -107,7 +120,10 @@ impl Servers {
             (Outcome::Unsupported, true) => Presence::Absent,
             (_, true) => Presence::Present,
             (_, false) => {
-                if self.cancels.get(&key) == Some(&Presence::Asking) {
+                if matches!(
+                    self.cancels.get(&key),
+                    Some(Presence::Asking | Presence::Unanswered)
+                ) {
                     self.cancels.remove(&key);
                 }
                 return;

@@ -157,3 +157,21 @@ fn a_cancel_with_no_answer_ends_within_its_timeout() {
     assert!(outcome.retryable);
     assert!(p.quiet());
 }
+
+#[test]
+fn a_first_cancel_that_hangs_holds_the_others_no_longer_than_a_second() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({"timeoutMs": 60000}));
+    let (a, b) = (JOB, "10a0bd9a-03c8-4737-9345-f4234ba86513");
+    p.record(g, a);
+    p.record(g, b);
+    p.cancel(g, a, None);
+    let second = p.cancel(g, b, None);
+    assert_eq!(p.sent.len(), 1, "the second waits for the first's answer");
+    p.advance(1_000);
+    let post = p
+        .open_to(&format!("/api/v1/async_event/{b}/cancel"))
+        .expect("then it goes");
+    p.answer(post, 200, Some(json!({})));
+    assert_eq!(p.cancel_outcome(second).outcome, Outcome::Cancelled);
+}
