@@ -72,7 +72,15 @@ impl Random for SequenceRandom {
 /// One [`MemoryStorage`] seen by several stores, as the tabs of one origin see one
 /// `localStorage`.
 #[derive(Clone, Debug, Default)]
-pub struct SharedMemory(Rc<RefCell<MemoryStorage>>, Rc<RefCell<Vec<String>>>);
+pub struct SharedMemory(
+    Rc<RefCell<MemoryStorage>>,
+    Rc<RefCell<Vec<String>>>,
+    Rc<RefCell<Vec<StorageChange>>>,
+);
+
+/// One change to a [`SharedMemory`]: its key, its text before and after (what a `storage`
+/// event of another tab says).
+pub type StorageChange = (String, Option<String>, Option<String>);
 
 impl SharedMemory {
     pub fn new() -> Self {
@@ -95,6 +103,32 @@ impl SharedMemory {
             s.set_text(key, text);
         }
     }
+
+    /// The changes made since the last call, in order (each key whose text changed).
+    pub fn take_changes(&self) -> Vec<StorageChange> {
+        self.2
+            .try_borrow_mut()
+            .map(|mut c| std::mem::take(&mut *c))
+            .unwrap_or_default()
+    }
+
+    /// Runs `f` on the storage, logging the change of `key`'s text it makes.
+    fn changing<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&mut MemoryStorage) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let mut storage = self.0.try_borrow_mut().map_err(|_| busy())?;
+        let old = storage.text(key).map(str::to_owned);
+        let done = f(&mut storage)?;
+        let new = storage.text(key).map(str::to_owned);
+        if old != new {
+            if let Ok(mut changes) = self.2.try_borrow_mut() {
+                changes.push((key.to_owned(), old, new));
+            }
+        }
+        Ok(done)
+    }
 }
 
 impl KeyValue for SharedMemory {
@@ -102,19 +136,16 @@ impl KeyValue for SharedMemory {
         self.0.try_borrow().map_err(|_| busy())?.get_text(key)
     }
     fn set<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), StorageError> {
-        self.0.try_borrow_mut().map_err(|_| busy())?.set(key, value)
+        self.changing(key, |s| s.set(key, value))
     }
     fn remove(&mut self, key: &str) -> Result<(), StorageError> {
         if let Ok(mut removed) = self.1.try_borrow_mut() {
             removed.push(key.to_owned());
         }
-        self.0.try_borrow_mut().map_err(|_| busy())?.remove(key)
+        self.changing(key, |s| s.remove(key))
     }
     fn put_text(&mut self, key: &str, text: &str) -> Result<(), StorageError> {
-        self.0
-            .try_borrow_mut()
-            .map_err(|_| busy())?
-            .put_text(key, text)
+        self.changing(key, |s| s.put_text(key, text))
     }
     fn keys(&self) -> Result<Vec<String>, StorageError> {
         self.0.try_borrow().map_err(|_| busy())?.keys()

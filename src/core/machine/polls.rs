@@ -77,7 +77,7 @@ impl<P: Platform> Machine<P> {
         };
         guard.follow.state = Loop::Idle;
         if guard.unauthenticated || guard.forbidden {
-            return;
+            return self.pause_follow(id);
         }
         if guard.stream_absent {
             return self.end_follow(id);
@@ -209,18 +209,15 @@ impl<P: Platform> Machine<P> {
         retry_after: Option<&str>,
         page: Option<Option<(String, bool)>>,
     ) {
-        let now = self.now();
         let Some(guard) = self.guard(id) else {
             return;
         };
-        let started = guard.follow.round.as_ref().map_or(now, |r| r.started);
         match answer {
             PollAnswer::SignedOut => {
                 // Said once, here and to the session's other tabs (the app's cue to sign in
                 // again); the next login resumes following.
                 guard.follow.round = None;
                 self.unauthorized(id);
-                self.next_round(id, None, started, false);
             }
             PollAnswer::Forbidden => {
                 guard.follow.round = None;
@@ -229,7 +226,7 @@ impl<P: Platform> Machine<P> {
                     self.announce(id, Change::Forbidden.as_str());
                     self.changed(id, Change::Forbidden);
                 }
-                self.next_round(id, None, started, false);
+                self.pause_follow(id);
             }
             PollAnswer::Absent => {
                 guard.follow.round = None;

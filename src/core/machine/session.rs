@@ -160,8 +160,14 @@ impl<P: Platform> Machine<P> {
         match heard.change {
             // A 401 or 403 another tab met ends nothing here (the app decides), and nothing is
             // sent for the session until the next login.
-            Some(Change::Unauthorized) => guard.unauthenticated = true,
-            Some(Change::Forbidden) => guard.forbidden = true,
+            Some(Change::Unauthorized) => {
+                guard.unauthenticated = true;
+                self.pause_follow(id);
+            }
+            Some(Change::Forbidden) => {
+                guard.forbidden = true;
+                self.pause_follow(id);
+            }
             Some(_) => self.session_ended_here(id),
             None => {}
         }
@@ -228,9 +234,17 @@ impl<P: Platform> Machine<P> {
         guard.unauthenticated = false;
         guard.forbidden = false;
         let now = guard.store.session();
+        let signed_in = now.is_some();
         self.end_cancels(id);
         self.end_poll(id);
         self.session_left_queries(id, now);
+        // Someone is signed in now (another tab's login): the new session lists what it
+        // waits for again.
+        if signed_in {
+            if let Some(guard) = self.guard(id) {
+                guard.waits.entry.taken = None;
+            }
+        }
         self.kick_follow(id);
     }
 }

@@ -448,6 +448,9 @@ impl<P: Platform> Machine<P> {
             return;
         }
         guard.unauthenticated = true;
+        // follow() lets the browser's poller lock go until the next login: a tab that has not
+        // heard of the 401 (one opened since) polls, and meets it itself.
+        self.pause_follow(id);
         self.announce(id, Change::Unauthorized.as_str());
         self.changed(id, Change::Unauthorized);
     }

@@ -285,14 +285,18 @@ impl<P: Platform> Machine<P> {
         let Some(guard) = self.guard(id) else {
             return;
         };
+        let writable = !guard.entry_taken();
         let waits = &mut guard.waits;
-        let deadline = (!waits.rules.is_empty()).then(|| {
-            let refresh = waits.entry.state.refresh_at;
-            waits
-                .rules
-                .next_deadline()
-                .map_or(refresh, |d| d.min(refresh))
-        });
+        // The entry's refresh counts only while it can be written.
+        let deadline = (!waits.rules.is_empty())
+            .then(|| {
+                let refresh = writable.then_some(waits.entry.state.refresh_at);
+                match (waits.rules.next_deadline(), refresh) {
+                    (Some(d), Some(r)) => Some(d.min(r)),
+                    (d, r) => d.or(r),
+                }
+            })
+            .flatten();
         let current = waits.timer.map(|(_, at)| at);
         if deadline != current {
             let old = waits.timer.take();
