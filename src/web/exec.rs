@@ -102,8 +102,12 @@ pub(super) fn handles<T>(f: impl FnOnce(&mut Handles) -> T) -> Option<T> {
     HANDLES.with(|h| h.try_borrow_mut().ok().map(|mut h| f(&mut h)))
 }
 
+/// How many `fetch` functions are told apart; the guards of any after them share one number.
+const SERVERS: usize = 64;
+
 /// The number of the server a guard sending with `fetch` reaches: one per `fetch` function
-/// (what is learned of a server is learned for every guard that reaches it).
+/// (what is learned of a server is learned for every guard that reaches it), the first
+/// [`SERVERS`] of them told apart.
 pub(super) fn server_of(fetch: Option<&Function>) -> u32 {
     handles(|h| {
         let same = |f: &Option<Function>| match (f, fetch) {
@@ -113,6 +117,7 @@ pub(super) fn server_of(fetch: Option<&Function>) -> u32 {
         };
         match h.servers.iter().position(same) {
             Some(at) => at as u32,
+            None if h.servers.len() >= SERVERS => SERVERS as u32,
             None => {
                 h.servers.push(fetch.cloned());
                 (h.servers.len() - 1) as u32
@@ -284,6 +289,15 @@ pub(super) fn promise_of(id: PromiseId) -> Option<Promise> {
 /// Drops the promise `id` never handed to the app.
 pub(super) fn drop_promise(id: PromiseId) {
     handles(|h| h.promises.retain(|(p, _, _)| *p != id));
+}
+
+/// A call the machine never took: its promise goes, and the app's signal is no longer
+/// listened to.
+pub(super) fn abandon(id: PromiseId, signal: Option<(SignalId, bool)>) {
+    drop_promise(id);
+    if let Some((signal, _)) = signal {
+        forget(signal);
+    }
 }
 
 /// Listens to the app's `signal`; its id and whether it is aborted already.

@@ -362,7 +362,7 @@ impl JobGuard {
         let signal = listened(signal);
         let id = self.id;
         if call(|m| m.wait_for(id, input, settings, signal, promise)).is_err() {
-            exec::drop_promise(promise);
+            exec::abandon(promise, signal);
             return refused(
                 "waitFor was called from inside one of the guard's own calls".to_owned(),
             );
@@ -416,7 +416,7 @@ impl JobGuard {
         let signal = listened(signal);
         let id = self.id;
         if call(|m| m.query(id, body, settings, signal, promise)).is_err() {
-            exec::drop_promise(promise);
+            exec::abandon(promise, signal);
             return refused("query was called from inside one of the guard's own calls".to_owned());
         }
         js
@@ -451,10 +451,13 @@ impl JobGuard {
             Ok(CancelStart::Own) => js,
             Ok(CancelStart::Joined(running)) => {
                 exec::drop_promise(promise);
-                exec::promise_of(running).unwrap_or(js)
+                exec::promise_of(running).unwrap_or_else(|| {
+                    let message = "cancel could not join the running cancel of this job".to_owned();
+                    exec::settled(&CancelOutcome::invalid_input(job_id, message))
+                })
             }
             Err(_) => {
-                exec::drop_promise(promise);
+                exec::abandon(promise, signal);
                 let message =
                     "cancel was called from inside one of the guard's own calls".to_owned();
                 exec::settled(&CancelOutcome::invalid_input(job_id, message))

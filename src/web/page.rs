@@ -70,6 +70,12 @@ pub(super) fn join(namespace: &str) {
     let Some(page) = dom::page() else {
         return;
     };
+    let first = PAGE.with(|p| p.try_borrow().is_ok_and(|p| p.listening.is_none()));
+    if first {
+        // Outside the page's borrow: what the machine then does may post to a channel.
+        let connections = connections();
+        let _ = super::exec::call(|m| m.set_connections(connections));
+    }
     PAGE.with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else {
             return;
@@ -77,8 +83,6 @@ pub(super) fn join(namespace: &str) {
         if p.listening.is_some() {
             return;
         }
-        let connections = connections();
-        let _ = super::exec::call(|m| m.set_connections(connections));
         let hide = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
             dispatch(Event::PageHide {
                 persisted: persisted(&event),

@@ -142,10 +142,24 @@ test("Nuxt 4 (the minimal template's files): the Vue plugin and composables, ser
   );
 });
 
+const ANGULAR = "22.2.6";
+
 test("Angular 22 (ng new --ssr, the application builder): the injectable and signals, in ng serve, ng build served statically, and its SSR server", async () => {
   const env = node22();
   const dir = join(parent, "ng-app");
-  run("npx", ["--yes", "@angular/cli@22.2.7", "new", "ng-app", "--defaults", "--ssr", "--skip-git", "--package-manager", "npm"], parent, env);
+  run("npx", ["--yes", "@angular/cli@22.2.7", "new", "ng-app", "--defaults", "--ssr", "--skip-git", "--skip-install", "--package-manager", "npm"], parent, env);
+  // This machine's registry has @angular/router 22.3.0 but not @angular/platform-server 22.3.0,
+  // so ng new's ^22.2.0 ranges fail to resolve (ERESOLVE, 2026-12-07): the framework's own
+  // packages pinned to one version the registry has whole (the CLI, build and ssr keep theirs).
+  const manifest = join(dir, "package.json");
+  const pkg = JSON.parse(await readFile(manifest, "utf8"));
+  for (const deps of [pkg.dependencies, pkg.devDependencies]) {
+    for (const name of Object.keys(deps ?? {})) {
+      if (name.startsWith("@angular/") && !["@angular/cli", "@angular/build", "@angular/ssr"].includes(name)) deps[name] = ANGULAR;
+    }
+  }
+  await writeFile(manifest, JSON.stringify(pkg, null, 2));
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir, env);
   npmInstall(dir, tarball);
   await prepareAngular(dir);
   const ng = join(dir, "node_modules", ".bin", "ng");

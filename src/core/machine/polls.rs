@@ -221,12 +221,7 @@ impl<P: Platform> Machine<P> {
             }
             PollAnswer::Forbidden => {
                 guard.follow.round = None;
-                if !guard.forbidden {
-                    guard.forbidden = true;
-                    self.announce(id, Change::Forbidden.as_str());
-                    self.changed(id, Change::Forbidden);
-                }
-                self.pause_follow(id);
+                self.shut_out(id, Change::Forbidden);
             }
             PollAnswer::Absent => {
                 guard.follow.round = None;

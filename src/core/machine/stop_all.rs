@@ -439,20 +439,30 @@ impl<P: Platform> Machine<P> {
     }
 
     /// The server answered 401 to guard `id`: nothing more is sent for the session until the
-    /// next login, in any tab; said once, here and to the other tabs.
+    /// next login, in any tab.
     pub(super) fn unauthorized(&mut self, id: GuardId) {
+        self.shut_out(id, Change::Unauthorized);
+    }
+
+    /// The server answered guard `id` 401 ([`Change::Unauthorized`]: nothing is sent until the
+    /// next login) or 403 to a poll ([`Change::Forbidden`]: `follow()` waits for the next
+    /// login). Said once, here and to the other tabs. `follow()` lets the browser's poller
+    /// lock go until the next login: a tab that has not heard of it (one opened since) polls,
+    /// and meets it itself.
+    pub(super) fn shut_out(&mut self, id: GuardId, change: Change) {
         let Some(guard) = self.guard(id) else {
             return;
         };
-        if guard.unauthenticated {
-            return;
-        }
-        guard.unauthenticated = true;
-        // follow() lets the browser's poller lock go until the next login: a tab that has not
-        // heard of the 401 (one opened since) polls, and meets it itself.
+        let flag = match change {
+            Change::Forbidden => &mut guard.forbidden,
+            _ => &mut guard.unauthenticated,
+        };
+        let new = !std::mem::replace(flag, true);
         self.pause_follow(id);
-        self.announce(id, Change::Unauthorized.as_str());
-        self.changed(id, Change::Unauthorized);
+        if new {
+            self.announce(id, change.as_str());
+            self.changed(id, change);
+        }
     }
 
     /// The page's `pagehide`. Into the back/forward cache the page may come back: `follow()`
