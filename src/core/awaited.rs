@@ -1,8 +1,8 @@
-//! Who else awaits a job, and so what an abort or the page's end may cancel, decided for the
+//! Who else awaits a job, and so what a stop or the page's end may cancel, decided for the
 //! whole browser: every waiter of every guard of this page, and the jobs other tabs' waiters
 //! await (their wait entries in storage, [`store::waits`](super::store)). A job some other
-//! waiter awaits runs on for it. Pure: the shell gathers the guards and the entries, and sends
-//! what these rules name.
+//! waiter awaits runs on for it. Pure: the machine gathers the guards and the entries
+//! (`machine/unawaited`), and sends what these rules name.
 
 use super::store::{Awaited, WAIT_REFRESH_MS};
 use super::waiters::Waiters;
@@ -38,7 +38,9 @@ impl EntryState {
 #[derive(Clone, Copy)]
 pub struct GuardWaits<'a> {
     pub waiters: &'a Waiters,
-    /// The jobs whose `cancel()` this guard has in flight.
+    /// Its waiters that are being stopped with the job's stop: they need nothing any more.
+    pub except: &'a [u32],
+    /// The jobs whose `cancel()` this guard has in flight: someone cancels them already.
     pub cancelling: &'a [String],
 }
 
@@ -48,17 +50,28 @@ impl GuardWaits<'_> {
     }
 }
 
-/// What an abort cancels: of `alone` (the aborted waiter's jobs that no other waiter of its own
-/// guard awaits), those that no waiter of the page's `others` guards awaits, that no other tab
-/// awaits (`elsewhere`), and whose cancel no other guard has in flight.
-pub fn after_abort(alone: Vec<String>, others: &[GuardWaits], elsewhere: &[String]) -> Vec<String> {
-    alone
-        .into_iter()
+/// Whether `job` is left alone by a stop: someone still needs it (a waiter of the page's
+/// `guards` that `needs` it, another tab, in `elsewhere`), or a guard has its cancel in
+/// flight already. The one rule of who else awaits a job.
+fn left_alone(
+    job: &str,
+    guards: &[GuardWaits],
+    elsewhere: &[String],
+    needs: impl Fn(&GuardWaits, &str) -> bool,
+) -> bool {
+    elsewhere.iter().any(|j| j == job) || guards.iter().any(|g| needs(g, job) || g.cancelling(job))
+}
+
+/// What a stop cancels (an abort, a logout, a late `202`, a query given up): of `jobs`, those
+/// no waiter of the page's `guards` awaits (but the ones stopped with it), no other tab
+/// awaits (`elsewhere`: what counts there is the caller's, by what the stop ends), and whose
+/// cancel no guard has in flight.
+pub fn unawaited(jobs: Vec<String>, guards: &[GuardWaits], elsewhere: &[String]) -> Vec<String> {
+    jobs.into_iter()
         .filter(|job| {
-            !elsewhere.contains(job)
-                && !others
-                    .iter()
-                    .any(|g| g.waiters.awaits(job) || g.cancelling(job))
+            !left_alone(job, guards, elsewhere, |g, job| {
+                g.waiters.awaits_except(job, g.except)
+            })
         })
         .collect()
 }
@@ -78,10 +91,7 @@ pub fn at_page_end(
         for job in guard.waiters.jobs(true) {
             let decided = sent.iter().any(|(_, j)| *j == job);
             if decided
-                || elsewhere.contains(&job)
-                || guards
-                    .iter()
-                    .any(|g| g.waiters.keeps(&job) || g.cancelling(&job))
+                || left_alone(&job, guards, elsewhere, |g, job| g.waiters.keeps(job))
                 || !may_cancel(at, &job)
             {
                 continue;
@@ -112,6 +122,7 @@ mod tests {
     fn view<'a>(waiters: &'a Waiters, cancelling: &'a [String]) -> GuardWaits<'a> {
         GuardWaits {
             waiters,
+            except: &[],
             cancelling,
         }
     }
@@ -168,14 +179,24 @@ mod tests {
     }
 
     #[test]
-    fn an_abort_leaves_what_another_guard_or_tab_awaits_or_is_cancelling() {
+    fn a_stop_leaves_what_another_waiter_or_tab_awaits_or_is_cancelling() {
+        // Guard a's waiter 1 is the one being stopped; its waiter 2 still awaits j5.
+        let a = waiters(&[(&["j1", "j5"], true), (&["j5"], true)]);
         let b = waiters(&[(&["j2"], false)]);
         let c = waiters(&[]);
         let in_flight = strings(&["j3"]);
-        let others = [view(&b, &[]), view(&c, &in_flight)];
-        let cancelled = after_abort(
-            strings(&["j1", "j2", "j3", "j4"]),
-            &others,
+        let own = [1];
+        let guards = [
+            GuardWaits {
+                except: &own,
+                ..view(&a, &[])
+            },
+            view(&b, &[]),
+            view(&c, &in_flight),
+        ];
+        let cancelled = unawaited(
+            strings(&["j1", "j2", "j3", "j4", "j5"]),
+            &guards,
             &strings(&["j4"]),
         );
         assert_eq!(cancelled, ["j1"]);

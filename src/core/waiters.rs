@@ -156,18 +156,12 @@ impl Waiters {
         self.waiters.iter().any(|w| w.id == id)
     }
 
-    /// Removes waiter `id` (aborted): its jobs, and those of them no other waiter awaits (to
-    /// cancel), in its order. `None` if it had already settled.
-    pub fn remove(&mut self, id: u32) -> Option<(Vec<String>, Vec<String>)> {
+    /// Removes waiter `id` (aborted, or settled otherwise): its jobs, in its order. `None` if
+    /// it had already settled. What its abort cancels is
+    /// [`awaited::unawaited`](super::awaited::unawaited)'s.
+    pub fn remove(&mut self, id: u32) -> Option<Vec<String>> {
         let at = self.waiters.iter().position(|w| w.id == id)?;
-        let waiter = self.waiters.remove(at);
-        let alone = waiter
-            .jobs
-            .iter()
-            .filter(|job| !self.awaits(job))
-            .cloned()
-            .collect();
-        Some((waiter.jobs, alone))
+        Some(self.waiters.remove(at).jobs)
     }
 
     /// Whether any waiter awaits `job`.

@@ -15,9 +15,12 @@
 //! - `cancels`: `cancel()`, from the local check to its last answer
 //! - `waits`: `waitFor()`'s waiters, their timer and their entry for other tabs
 //! - `queries`: `query()`, from its request to its result
-//! - `stops`: stopping one query on the server, by what its server can do
+//! - `stops`: stopping one query on the server, for any reason, by what its server can do
+//! - `stopped`: what comes after a query's stop: its outcome, a late answer, its words
+//! - `unawaited`: what a stop cancels (who else awaits a job) and how those cancels go
 //! - `stop_all`: stopping every query of a guard at once (a logout, a user switch, another
-//!   tab's logout, the page's end), a logout's `stopped`, and who else awaits a job
+//!   tab's logout, the page's end, `free()`), and the page's hide and show
+//! - `groups`: a logout's `stopped`, settled when what it sent is answered
 //! - `following`: `follow()`'s loop: one poller per browser, its cadence, its cursor
 //! - `polls`: one poll's answer, and the tasks read back after it
 
@@ -25,6 +28,7 @@ pub mod io;
 
 mod cancels;
 mod following;
+mod groups;
 mod guard;
 mod polls;
 mod queries;
@@ -32,7 +36,9 @@ mod requests;
 mod servers;
 mod session;
 mod stop_all;
+mod stopped;
 pub(super) mod stops;
+mod unawaited;
 mod waits;
 
 #[cfg(test)]
@@ -45,10 +51,10 @@ use super::clock::Clock;
 use super::random::Random;
 use super::storage::KeyValue;
 
+use groups::Group;
 use guard::GuardState;
 use requests::{Open, Wake};
 use servers::Servers;
-use stop_all::Group;
 
 /// What the machine runs over: the guards' storage, the clock and the random source.
 pub trait Platform: 'static {

@@ -9,14 +9,12 @@
 //! [`Servers::supersede`]: super::servers::Servers::supersede
 
 use super::super::chart::{classify_stop, stop_body, StopResult};
-use super::super::options::GuardOptions;
-use super::super::query::{Phase, QueryOutcome, QueryReason, QueryResult, Step};
-use super::super::wait_input::WaitInput;
-use super::super::wait_outcome::WaitOutcome;
+use super::super::query::{Phase, QueryReason};
 use super::io::{Answer, GuardId, Method, ReqId, SignalId};
 use super::queries::Stopped;
 use super::requests::{Purpose, Wake};
 use super::servers::Supersede;
+use super::unawaited::Scope;
 use super::{Machine, Platform};
 
 /// How long a stop that found nothing waits before it is sent again, while its request is
@@ -24,6 +22,32 @@ use super::{Machine, Platform};
 pub(super) const CONFIRM_MS: u64 = 300;
 /// How many times a stop is sent again.
 pub(super) const MAX_CONFIRMS: u8 = 2;
+
+/// How a query's stop is sent, by what stopped it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Manner {
+    /// The app (its signal, or its guard freed): the stop's answer is read, and the outcome
+    /// says how the server stopped it; a `202`'s jobs are cancelled through `cancel()`'s path.
+    Read,
+    /// This tab's logout, before the session ends: with `keepalive`, in the logout's group.
+    Logout(u32),
+    /// Another tab's logout, heard here: with `keepalive`, from what the query knows, except
+    /// what that tab stopped.
+    Heard,
+    /// The page's end: with `keepalive`, except what `cancelOnClose: false` keeps.
+    Closing,
+    /// Another identity signed in: nothing is sent for it as them.
+    Drop,
+}
+
+impl Manner {
+    fn group(self) -> Option<u32> {
+        match self {
+            Self::Logout(group) => Some(group),
+            _ => None,
+        }
+    }
+}
 
 impl Stopped {
     pub(super) fn new(reason: Option<QueryReason>) -> Self {
@@ -52,13 +76,21 @@ impl<P: Platform> Machine<P> {
                 .collect()
         });
         for qid in queries {
-            self.stop_query(id, qid, QueryReason::Signal);
+            self.stop_query(id, qid, QueryReason::Signal, None);
         }
     }
 
-    /// Stops query `qid` (by its signal, or its guard freed) where it is, and hands its
-    /// outcome over once the server's answer says how it was stopped.
-    pub(super) fn stop_query(&mut self, id: GuardId, qid: u32, reason: QueryReason) {
+    /// Stops query `qid` for `reason`, where it is: the one place a query is stopped. How the
+    /// stop is sent is its [`Manner`] (`group`: this tab's logout, whose `stopped` waits for
+    /// what it sends); a query stopped already has only what is left of it seen to
+    /// ([`stop_lingering`](Self::stop_lingering)).
+    pub(super) fn stop_query(
+        &mut self,
+        id: GuardId,
+        qid: u32,
+        reason: QueryReason,
+        group: Option<u32>,
+    ) {
         // Aborted after the session ended (the app heard another tab's logout): stopped for the
         // logout, and not again where that tab already stopped it.
         let ended = self.guard(id).is_some_and(|g| g.store.session().is_none());
@@ -66,67 +98,205 @@ impl<P: Platform> Machine<P> {
             QueryReason::Signal if ended => QueryReason::Logout,
             other => other,
         };
+        let manner = match (reason, group) {
+            (QueryReason::UserChanged, _) => Manner::Drop,
+            (QueryReason::Logout, Some(group)) => Manner::Logout(group),
+            (QueryReason::Logout, None) => Manner::Heard,
+            (QueryReason::PageEnd, _) => Manner::Closing,
+            _ => Manner::Read,
+        };
+        if self.query_mut(id, qid).is_none_or(|q| q.stopped.is_some()) {
+            return self.stop_lingering(id, qid, reason, group);
+        }
+        if manner == Manner::Drop {
+            return self.drop_query(id, qid);
+        }
         let taken = self.taken_by_logout(id, qid);
         let plan = self.plan_for(id, qid);
         let waiting = self.waiting_for_connection(id, qid);
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };
-        if q.stopped.is_some() {
-            return;
-        }
         q.stopped = Some(Stopped::new(Some(reason)));
         if std::mem::take(&mut q.probing) {
             return self.settle_stopped(id, qid, Some(StopResult::NotSent));
         }
-        match q.life.phase() {
+        let stop = match q.life.phase() {
             Phase::Sending | Phase::Refetching => {
-                let Some(req) = q.req.take() else {
-                    return self.settle_stopped(id, qid, Some(StopResult::NotSent));
-                };
-                if waiting {
-                    // Still waiting for a connection: it never leaves.
-                    self.end(req, false);
-                    return self.settle_stopped(id, qid, Some(StopResult::NotSent));
-                }
-                let keep = plan.keep && !taken;
-                if keep {
-                    if let Some(s) = &mut q.stopped {
-                        s.late = Some(req);
-                    }
-                    // A late answer is watched for `timeoutMs` from now.
-                    let timeout = self.guard(id).map_or(0, |g| g.options.timeout_ms);
-                    self.set_deadline(req, timeout);
-                } else {
-                    self.end(req, false);
-                    if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
-                        s.ended_in_flight = true;
-                    }
-                }
-                if taken {
-                    self.settle_stopped(id, qid, Some(StopResult::Sent));
-                } else if plan.stop {
-                    self.send_stop(id, qid);
-                } else {
-                    self.settle_stopped(id, qid, Some(StopResult::Unsupported));
-                }
+                self.stop_request(id, qid, manner, plan, taken, waiting)
             }
-            Phase::Waiting => match self.guard(id).and_then(|g| g.waits.of_query(qid)) {
-                // Its waiter's abort cancels what nobody else awaits; its outcome follows.
-                Some(waiter) => {
-                    self.abort_waiter(id, waiter);
-                }
-                None => self.settle_stopped(id, qid, Some(StopResult::NotSent)),
-            },
-            Phase::Fetching => {
+            Phase::Waiting => self.stop_waiting(id, qid, manner, taken),
+            Phase::Fetching | Phase::Ended => {
                 if let Some(req) = q.req.take() {
                     self.end(req, false);
                 }
-                self.settle_stopped(id, qid, None);
+                Some(StopResult::NotSent)
             }
-            Phase::Ended => {}
+        };
+        if let Some(stop) = stop {
+            self.settle_stopped(id, qid, Some(stop));
         }
         self.keep_entry(id);
+    }
+
+    /// Query `qid`'s request is in flight: ended, or kept open where its answer may be a
+    /// `202` whose jobs can be cancelled (`plan`, not at the page's end, not where another
+    /// tab's logout `taken` it); stopped by its `client_id` where its server has a stop. How it
+    /// was stopped, or `None` where the stop's answer will say.
+    fn stop_request(
+        &mut self,
+        id: GuardId,
+        qid: u32,
+        manner: Manner,
+        plan: Supersede,
+        taken: bool,
+        waiting: bool,
+    ) -> Option<StopResult> {
+        let timeout = self.guard(id).map_or(0, |g| g.options.timeout_ms);
+        let q = self.query_mut(id, qid)?;
+        let req = q.req.take();
+        let sends = manner != Manner::Closing || q.wait.cancel_on_close;
+        let stop = q.life.client_id.as_deref().map(stop_body);
+        let stop_url = q.stop_url.clone();
+        let group = manner.group();
+        match req {
+            // Still waiting for a connection: it never leaves.
+            Some(req) if waiting => {
+                self.end(req, false);
+                return Some(StopResult::NotSent);
+            }
+            Some(req) if plan.keep && manner != Manner::Closing && !taken => {
+                let s = q.stopped.as_mut()?;
+                s.late = Some(req);
+                s.group = group;
+                self.count_in(group);
+                // A late answer is watched for `timeoutMs` from now.
+                self.set_deadline(req, timeout);
+            }
+            Some(req) => {
+                self.end(req, false);
+                if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
+                    s.ended_in_flight = true;
+                }
+            }
+            None => return Some(StopResult::NotSent),
+        }
+        match stop {
+            _ if taken => Some(StopResult::Sent),
+            _ if !sends => Some(StopResult::NotSent),
+            Some(_) if plan.stop && manner == Manner::Read => {
+                self.send_stop(id, qid);
+                None
+            }
+            Some(body) if plan.stop => {
+                self.send_delivery(id, stop_url, Some(body), group);
+                Some(StopResult::Sent)
+            }
+            _ => Some(StopResult::Unsupported),
+        }
+    }
+
+    /// Query `qid` awaits its `202`'s jobs: what nobody else awaits is cancelled. The app's
+    /// stop aborts its waiter (through `cancel()`'s path; the outcome follows from the
+    /// waiter's); a logout here cancels from the records in its group, one heard from another
+    /// tab from what the query kept (but what that tab `taken`); the page's end decided over
+    /// every waiter before this.
+    fn stop_waiting(
+        &mut self,
+        id: GuardId,
+        qid: u32,
+        manner: Manner,
+        taken: bool,
+    ) -> Option<StopResult> {
+        let waiter = self.guard(id).and_then(|g| g.waits.of_query(qid));
+        let jobs = self.query_mut(id, qid).map(|q| q.jobs.clone())?;
+        let sent = match manner {
+            Manner::Read | Manner::Drop => {
+                let Some(waiter) = waiter else {
+                    return Some(StopResult::NotSent);
+                };
+                self.abort_waiter(id, waiter);
+                return None;
+            }
+            Manner::Closing => return Some(StopResult::Cancelling),
+            Manner::Heard if taken => jobs,
+            Manner::Heard => self.cancel_by_snapshot(id, qid, Scope::Heard, None),
+            Manner::Logout(group) => {
+                let own = self
+                    .guard(id)
+                    .map_or_else(Vec::new, |g| g.waits.of_queries());
+                self.unawaited(id, jobs, &own, Scope::Logout)
+                    .into_iter()
+                    .filter(|job| self.send_cancel_record(id, job, Some(group)))
+                    .collect()
+            }
+        };
+        if let Some(waiter) = waiter {
+            self.drop_waiter(id, waiter);
+        }
+        let stop = match (sent.is_empty(), manner) {
+            (true, _) => StopResult::NotSent,
+            (false, Manner::Heard) => StopResult::Sent,
+            (false, _) => StopResult::Cancelling,
+        };
+        if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
+            s.cancelling = sent;
+        }
+        Some(stop)
+    }
+
+    /// Another identity signed in: query `qid` ends with nothing sent for it as them.
+    fn drop_query(&mut self, id: GuardId, qid: u32) {
+        let Some(q) = self.query_mut(id, qid) else {
+            return;
+        };
+        q.stopped = Some(Stopped::new(Some(QueryReason::UserChanged)));
+        q.probing = false;
+        if let Some(req) = q.req.take() {
+            self.end(req, false);
+        }
+        if let Some(waiter) = self.guard(id).and_then(|g| g.waits.of_query(qid)) {
+            self.drop_waiter(id, waiter);
+        }
+        self.settle_stopped(id, qid, Some(StopResult::NotSent));
+    }
+
+    /// What is left of a stopped query at a logout, a user switch or the page's end: a late
+    /// answer a logout's `stopped` waits for; a stop waiting to be sent again, sent now at the
+    /// page's end; nothing more for another user.
+    fn stop_lingering(&mut self, id: GuardId, qid: u32, reason: QueryReason, group: Option<u32>) {
+        let pending = self.confirm_pending(id, qid);
+        let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) else {
+            return;
+        };
+        match reason {
+            QueryReason::Logout if s.late.is_some() && s.group.is_none() && group.is_some() => {
+                s.group = group;
+                self.count_in(group);
+            }
+            QueryReason::UserChanged => {
+                if let Some(late) = s.late.take() {
+                    self.end(late, false);
+                }
+                if let Some(timer) = pending {
+                    self.clear_timer(timer);
+                }
+                self.settle_stopped(id, qid, None);
+            }
+            QueryReason::PageEnd => {
+                if let Some(timer) = pending {
+                    self.clear_timer(timer);
+                    let stop = self.query_mut(id, qid).and_then(|q| {
+                        Some((q.stop_url.clone(), stop_body(q.life.client_id.as_deref()?)))
+                    });
+                    if let Some((url, body)) = stop {
+                        self.send_delivery(id, url, Some(body), None);
+                    }
+                    self.settle_stopped(id, qid, Some(StopResult::Sent));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Whether query `qid`'s request waits for a connection (it has not left).
@@ -296,226 +466,5 @@ impl<P: Platform> Machine<P> {
         } else {
             self.settle_stopped(id, qid, Some(StopResult::Unsupported));
         }
-    }
-
-    /// Hands over the outcome of stopped query `qid` (`stop`: how the server was told, if
-    /// that is known now), unless it was handed over already.
-    pub(super) fn settle_stopped(&mut self, id: GuardId, qid: u32, stop: Option<StopResult>) {
-        if let Some(timer) = self.confirm_pending(id, qid) {
-            self.clear_timer(timer);
-        }
-        let Some(q) = self.query_mut(id, qid) else {
-            return;
-        };
-        let Some(s) = &mut q.stopped else {
-            return;
-        };
-        if stop.is_some() {
-            s.stop = stop;
-        }
-        if s.settled {
-            return self.drop_if_done(id, qid);
-        }
-        let outcome = match s.reason {
-            Some(reason) => {
-                let (stop, cancelling) = (s.stop, s.cancelling.clone());
-                q.life.aborted(reason, stop, cancelling)
-            }
-            None => {
-                let stale = q.wait.stale_ms;
-                let mut o = QueryOutcome::new(
-                    QueryResult::Stale,
-                    q.life.client_id.as_deref(),
-                    format!("No answer for {stale} ms: stopped on the server"),
-                );
-                o.stop = s.stop;
-                o
-            }
-        };
-        self.finish_query(id, qid, outcome, None);
-    }
-
-    /// Query `qid`'s request kept for a late answer ended (answered, or not).
-    pub(super) fn late_ended(&mut self, id: GuardId, qid: u32) {
-        let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) else {
-            return;
-        };
-        s.late = None;
-        let (group, waiting) = (s.group.take(), !s.settled && s.stop_req.is_none());
-        if let Some(group) = group {
-            self.delivered(group);
-        }
-        // A stop waiting to be sent again has its answer now: the request ended on the server.
-        if waiting {
-            self.settle_stopped(id, qid, None);
-        }
-        self.drop_if_done(id, qid);
-    }
-
-    /// A `202` that came after query `qid` was stopped: what it started is cancelled with
-    /// `keepalive`, as the session that sent it, where the guard is still that identity's or
-    /// signed out (the server answers as whoever its cookie is, and only ever lets a job's
-    /// owner cancel it); never after another identity signed in. Nothing is recorded.
-    pub(super) fn cancel_late(&mut self, id: GuardId, qid: u32, input: &WaitInput) {
-        let (jobs, contract, tab_id) = input.started();
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        let session = guard.store.session();
-        let Some(q) = guard.queries.iter().find(|q| q.id == qid) else {
-            return;
-        };
-        if !session.is_none_or(|s| s.same_identity(&q.owner)) {
-            return;
-        }
-        let tab = tab_id.or_else(|| q.tab_id.clone());
-        let group = q.stopped.as_ref().and_then(|s| s.group);
-        let jobs: Vec<String> = jobs
-            .into_iter()
-            .filter(|job| !guard.waits.rules.awaits(job))
-            .collect();
-        for job in &jobs {
-            self.send_cancel_raw(id, job, contract, tab.as_deref(), group);
-        }
-        if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
-            if !s.settled && !jobs.is_empty() {
-                s.cancelling = jobs;
-            }
-        }
-    }
-
-    /// Sends the cancel of `job` under `contract` as `cancel()` sends it, without a record,
-    /// with `keepalive`, its answer not read (in a logout's `group`, whose `stopped` waits for
-    /// it).
-    pub(super) fn send_cancel_raw(
-        &mut self,
-        id: GuardId,
-        job: &str,
-        contract: super::super::response::Contract,
-        tab_id: Option<&str>,
-        group: Option<u32>,
-    ) {
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        let url = guard.options.cancel_url_for(job, contract);
-        let body = GuardOptions::cancel_body(contract, tab_id);
-        self.send_delivery(id, url, body, group);
-    }
-
-    /// A waited step in the words of what stopped query `qid`: the reason it was stopped for
-    /// (its signal, the page's end, a logout) rather than its waiter's. A waiter that found
-    /// the session gone (another tab's logout not heard yet) cancels the query's jobs with
-    /// `keepalive`, from what the query knows of them (their records are gone).
-    pub(super) fn in_its_words(
-        &mut self,
-        id: GuardId,
-        qid: u32,
-        step: Step,
-        waited: &WaitOutcome,
-    ) -> Step {
-        let Step::Settle { mut outcome, stop } = step else {
-            return step;
-        };
-        if outcome.outcome != QueryResult::Aborted {
-            return Step::Settle { outcome, stop };
-        }
-        let known = self
-            .query_mut(id, qid)
-            .and_then(|q| q.stopped.as_ref())
-            .map(|s| (s.reason, s.stop, s.cancelling.clone()));
-        let (reason, sent, cancelling) = known.unwrap_or((None, None, Vec::new()));
-        if let Some(reason) = reason {
-            outcome.reason = Some(reason);
-        }
-        outcome.stop = sent.or(Some(if waited.cancelling.is_empty() {
-            StopResult::NotSent
-        } else {
-            StopResult::Cancelling
-        }));
-        if !cancelling.is_empty() {
-            outcome.cancelling = cancelling;
-        }
-        if outcome.reason == Some(QueryReason::Logout) && sent.is_none() {
-            let jobs = if self.taken_by_logout(id, qid) {
-                self.query_mut(id, qid)
-                    .map(|q| q.jobs.clone())
-                    .unwrap_or_default()
-            } else {
-                self.cancel_by_snapshot(id, qid, None)
-            };
-            outcome.stop = Some(if jobs.is_empty() {
-                StopResult::NotSent
-            } else {
-                StopResult::Sent
-            });
-            outcome.cancelling = jobs;
-        }
-        Step::Settle { outcome, stop }
-    }
-
-    /// Sends, with `keepalive`, the cancel of each job of query `qid` that no waiter of its
-    /// guard awaits, from what the query kept of its `202` (its records may be gone); the
-    /// jobs it sent for.
-    pub(super) fn cancel_by_snapshot(
-        &mut self,
-        id: GuardId,
-        qid: u32,
-        group: Option<u32>,
-    ) -> Vec<String> {
-        let Some(guard) = self.guard(id) else {
-            return Vec::new();
-        };
-        let Some(q) = guard.queries.iter().find(|q| q.id == qid) else {
-            return Vec::new();
-        };
-        let (contract, tab) = (q.contract, q.tab_id.clone());
-        let jobs: Vec<String> = q
-            .jobs
-            .iter()
-            .filter(|job| !guard.waits.rules.awaits(job))
-            .cloned()
-            .collect();
-        for job in &jobs {
-            self.send_cancel_raw(id, job, contract, tab.as_deref(), group);
-        }
-        jobs
-    }
-
-    /// Whether another tab's logout took query `qid` with its guard's entry (its request in
-    /// flight, or all its jobs, were listed there): that tab stopped it.
-    pub(super) fn taken_by_logout(&mut self, id: GuardId, qid: u32) -> bool {
-        let Some(guard) = self.guard(id) else {
-            return false;
-        };
-        let Some(listed) = guard.waits.entry.taken.as_ref() else {
-            return false;
-        };
-        let Some(q) = guard.queries.iter().find(|q| q.id == qid) else {
-            return false;
-        };
-        let request = q
-            .life
-            .client_id
-            .as_ref()
-            .is_some_and(|c| listed.stops.iter().any(|(_, listed)| listed == c));
-        let jobs = !q.jobs.is_empty() && q.jobs.iter().all(|j| listed.queries.contains(j));
-        request || jobs
-    }
-
-    /// Guard `id`'s queries' synchronous requests in flight, where a stop can reach them: each
-    /// one's stop URL and `client_id` (what its wait entry lists for a logout in another tab).
-    pub(super) fn stops_in_flight(&mut self, id: GuardId) -> Vec<(String, String)> {
-        let Some(guard) = self.guards.iter().find(|g| g.id == id) else {
-            return Vec::new();
-        };
-        guard
-            .queries
-            .iter()
-            .filter(|q| q.stopped.is_none() && q.req.is_some())
-            .filter(|q| matches!(q.life.phase(), Phase::Sending | Phase::Refetching))
-            .filter(|q| !self.servers.has_no_stop(&self.server_key(id, &q.stop_url)))
-            .filter_map(|q| Some((q.stop_url.clone(), q.life.client_id.clone()?)))
-            .collect()
     }
 }

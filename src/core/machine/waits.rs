@@ -365,13 +365,13 @@ impl<P: Platform> Machine<P> {
         let Some(guard) = self.guard(id) else {
             return Vec::new();
         };
-        let Some((jobs, alone)) = guard.waits.rules.remove(waiter) else {
+        let Some(jobs) = guard.waits.rules.remove(waiter) else {
             return Vec::new();
         };
         let at = guard.waits.pending.iter().position(|(w, _)| *w == waiter);
         let resolver = at.map(|at| guard.waits.pending.remove(at).1);
         self.tidy_waits(id);
-        let cancelling = self.cancel_unawaited(id, alone, &[]);
+        let cancelling = self.cancel_unawaited(id, jobs.clone(), &[]);
         if let Some(resolver) = resolver {
             self.resolve_with(
                 id,

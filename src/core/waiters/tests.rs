@@ -258,17 +258,16 @@ fn stale_after_the_timeout_without_progress_and_progress_restarts_the_clock() {
 }
 
 #[test]
-fn an_abort_cancels_only_what_no_other_waiter_awaits() {
+fn a_removed_waiter_awaits_nothing_and_settles_once() {
     let mut waiters = Waiters::default();
     let first = waiters.add(vec![A.into(), B.into()], DEFAULT_STALE_MS, 0, true, user(1));
     let second = waiters.add(vec![B.into()], DEFAULT_STALE_MS, 0, true, user(1));
     assert_eq!(waiters.jobs(true), [A, B]);
-    let (jobs, alone) = waiters.remove(first).unwrap();
-    assert_eq!(jobs, [A, B]);
-    assert_eq!(alone, [A], "B is the second waiter's too");
+    assert_eq!(waiters.remove(first).unwrap(), [A, B]);
+    assert!(!waiters.awaits(A));
+    assert!(waiters.awaits(B), "B is the second waiter's too");
     assert_eq!(waiters.remove(first), None, "settled once");
-    let (_, alone) = waiters.remove(second).unwrap();
-    assert_eq!(alone, [B]);
+    assert_eq!(waiters.remove(second).unwrap(), [B]);
     assert!(waiters.is_empty());
 }
 

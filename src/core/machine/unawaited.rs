@@ -1,0 +1,159 @@
+//! What a stop cancels, and how those cancels are sent. Who else awaits a job is
+//! [`awaited`](super::super::awaited)'s one rule, over the page's guards and what the other
+//! tabs' entries say; which of those entries count is the stop's [`Scope`]. A cancel goes
+//! through `cancel()`'s path (its answers read) where the app stopped the job, or with
+//! `keepalive` and its answer not read where the session or the page ends.
+
+use super::super::awaited::{unawaited, GuardWaits};
+use super::super::options::GuardOptions;
+use super::super::response::Contract;
+use super::cancels::contract_of;
+use super::io::GuardId;
+use super::{Machine, Platform};
+
+/// Which of the other tabs' waits still need a job, by what the stop ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// The app stopped it (a signal, a waiter's abort, a late `202`, a query given up): every
+    /// other tab's waits.
+    Abort,
+    /// This tab's logout: the other tabs' plain waits (their queries are stopped with it).
+    Logout,
+    /// Another tab's logout, heard here: none (that tab decided for the other tabs).
+    Heard,
+}
+
+impl<P: Platform> Machine<P> {
+    /// Of `jobs` of guard `id`, those a stop cancels: that no waiter of the page awaits (but
+    /// guard `id`'s waiters `except`, stopped with them), that no other tab's wait counted by
+    /// `scope` awaits, and whose cancel no other guard has in flight.
+    pub(super) fn unawaited(
+        &mut self,
+        id: GuardId,
+        jobs: Vec<String>,
+        except: &[u32],
+        scope: Scope,
+    ) -> Vec<String> {
+        if jobs.is_empty() {
+            return jobs;
+        }
+        let page = self.page_token();
+        let elsewhere = match (scope, self.guard(id)) {
+            (Scope::Heard, _) | (_, None) => Vec::new(),
+            (Scope::Abort, Some(g)) => g.store.awaited_elsewhere(&page),
+            (Scope::Logout, Some(g)) => {
+                let listed = g.store.elsewhere(&page);
+                listed
+                    .jobs
+                    .into_iter()
+                    .filter(|j| !listed.queries.contains(j))
+                    .collect()
+            }
+        };
+        let cancelling: Vec<Vec<String>> = self
+            .guards
+            .iter()
+            .map(|g| match g.id == id {
+                // Its own cancel in flight is joined, not left alone.
+                true => Vec::new(),
+                false => g.cancels.iter().map(|c| c.job.clone()).collect(),
+            })
+            .collect();
+        let views: Vec<GuardWaits> = self
+            .guards
+            .iter()
+            .zip(&cancelling)
+            .map(|(g, cancelling)| GuardWaits {
+                waiters: &g.waits.rules,
+                except: if g.id == id { except } else { &[] },
+                cancelling,
+            })
+            .collect();
+        unawaited(jobs, &views, &elsewhere)
+    }
+
+    /// Cancels, through `cancel()`'s path, each of `jobs` of guard `id` that the app's stop
+    /// leaves to nobody else ([`Scope::Abort`], but its waiters `except`) and that the session
+    /// may cancel: the ones it started.
+    pub(super) fn cancel_unawaited(
+        &mut self,
+        id: GuardId,
+        jobs: Vec<String>,
+        except: &[u32],
+    ) -> Vec<String> {
+        self.unawaited(id, jobs, except, Scope::Abort)
+            .into_iter()
+            .filter(|job| self.start_cancel(id, job))
+            .collect()
+    }
+
+    /// Sends the cancel of `job` as `cancel()` would send it from its record (its contract,
+    /// the tab id it was recorded with), with `keepalive`, if the session may cancel it.
+    pub(super) fn send_cancel_record(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        group: Option<u32>,
+    ) -> bool {
+        let Some(guard) = self.guard(id) else {
+            return false;
+        };
+        let check = guard.store.check_cancel(job);
+        if !check.is_allowed() {
+            return false;
+        }
+        let contract = contract_of(&check);
+        let tab = match contract {
+            Contract::Task => guard.store.cancel_tab(job).map(|t| t.to_string()),
+            Contract::AsyncEvent => None,
+        };
+        let url = guard.options.cancel_url_for(job, contract);
+        let body = GuardOptions::cancel_body(contract, tab.as_deref());
+        self.send_delivery(id, url, body, group);
+        true
+    }
+
+    /// Sends the cancel of `job` under `contract` as `cancel()` sends it, without a record,
+    /// with `keepalive`, its answer not read (in a logout's `group`, whose `stopped` waits for
+    /// it).
+    pub(super) fn send_cancel_raw(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        contract: Contract,
+        tab_id: Option<&str>,
+        group: Option<u32>,
+    ) {
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
+        let url = guard.options.cancel_url_for(job, contract);
+        let body = GuardOptions::cancel_body(contract, tab_id);
+        self.send_delivery(id, url, body, group);
+    }
+
+    /// Sends, with `keepalive`, the cancel of each job of query `qid` that nobody else awaits
+    /// (by `scope`; its own waiter is stopped with it), from what the query kept of its `202`
+    /// (its records may be gone); the jobs it sent for.
+    pub(super) fn cancel_by_snapshot(
+        &mut self,
+        id: GuardId,
+        qid: u32,
+        scope: Scope,
+        group: Option<u32>,
+    ) -> Vec<String> {
+        let Some(guard) = self.guard(id) else {
+            return Vec::new();
+        };
+        let own: Vec<u32> = guard.waits.of_query(qid).into_iter().collect();
+        let Some(q) = guard.queries.iter().find(|q| q.id == qid) else {
+            return Vec::new();
+        };
+        let (contract, tab, jobs) = (q.contract, q.tab_id.clone(), q.jobs.clone());
+        let jobs = self.unawaited(id, jobs, &own, scope);
+        for job in &jobs {
+            self.send_cancel_raw(id, job, contract, tab.as_deref(), group);
+        }
+        jobs
+    }
+}
