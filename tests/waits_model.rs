@@ -528,8 +528,7 @@ fn step(b: &mut Browser, op: &Op) -> Result<(), TestCaseError> {
                 &json!({ "task_ids": [id], "cursor": "c", "tab_id": format!("tab-{tab}") }),
             )
             .unwrap();
-            let settings =
-                WaitSettings::read(Json(&json!({ "cancelOnClose": !keeps })), true).unwrap();
+            let settings = WaitSettings::read(Json(&json!({ "cancelOnClose": !keeps }))).unwrap();
             let t = &mut b.tabs[tab];
             t.next += 2;
             let (promise, signal) = (PromiseId(t.next), SignalId(t.next + 1));

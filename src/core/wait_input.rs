@@ -127,23 +127,23 @@ where
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitSettings {
     pub stale_ms: u64,
-    pub cancel_on_close: bool,
+    /// The call's own `cancelOnClose`; `None`: its guard's (the machine's to say).
+    pub cancel_on_close: Option<bool>,
 }
 
 impl WaitSettings {
     /// Reads `waitFor`'s options (without `signal`), once: `null`/`undefined` is every default
-    /// (`cancelOnClose` the guard's, `guards`); anything but an object, an unknown key, or a
-    /// value breaking its rule is refused with the rule as the message.
-    pub fn read<'de, D: Deserializer<'de>>(value: D, guards: bool) -> Result<Self, GuardError> {
+    /// (`cancelOnClose` the guard's); anything but an object, an unknown key, or a value
+    /// breaking its rule is refused with the rule as the message.
+    pub fn read<'de, D: Deserializer<'de>>(value: D) -> Result<Self, GuardError> {
         let w: OptionsWire = read_options(value, "waitFor")?;
-        Self::of(w.stale_timeout_ms, w.cancel_on_close, guards)
+        Self::of(w.stale_timeout_ms, w.cancel_on_close)
     }
 
     /// The settings from their two fields (`waitFor`'s, or `query()`'s), each to its rule.
     pub fn of(
         stale: Field<Option<f64>>,
         cancel_on_close: Field<Option<bool>>,
-        guards: bool,
     ) -> Result<Self, GuardError> {
         let invalid = GuardError::InvalidOptions;
         let stale = stale
@@ -155,8 +155,7 @@ impl WaitSettings {
         };
         let cancel_on_close = cancel_on_close
             .nullable()
-            .map_err(|_| invalid("`cancelOnClose` must be true or false".to_owned()))?
-            .unwrap_or(guards);
+            .map_err(|_| invalid("`cancelOnClose` must be true or false".to_owned()))?;
         Ok(Self {
             stale_ms,
             cancel_on_close,
@@ -273,26 +272,26 @@ mod tests {
     #[test]
     fn the_options_are_an_object_of_known_keys_each_within_its_rule() {
         use serde_json::json;
-        let read = |v: Value, guards| WaitSettings::read(Json(&v), guards);
+        let read = |v: Value| WaitSettings::read(Json(&v));
         assert_eq!(
-            read(json!(null), true),
+            read(json!(null)),
             Ok(WaitSettings {
                 stale_ms: DEFAULT_STALE_MS,
-                cancel_on_close: true
+                cancel_on_close: None
             })
         );
-        assert!(!read(json!({}), false).unwrap().cancel_on_close);
-        let given = read(json!({"staleTimeoutMs": 1, "cancelOnClose": false}), true).unwrap();
-        assert_eq!((given.stale_ms, given.cancel_on_close), (1, false));
         assert_eq!(
-            read(
-                json!({"staleTimeoutMs": 86_400_000, "cancelOnClose": true}),
-                false
-            )
-            .unwrap(),
+            read(json!({})).unwrap().cancel_on_close,
+            None,
+            "the guard's"
+        );
+        let given = read(json!({"staleTimeoutMs": 1, "cancelOnClose": false})).unwrap();
+        assert_eq!((given.stale_ms, given.cancel_on_close), (1, Some(false)));
+        assert_eq!(
+            read(json!({"staleTimeoutMs": 86_400_000, "cancelOnClose": true})).unwrap(),
             WaitSettings {
                 stale_ms: 86_400_000,
-                cancel_on_close: true
+                cancel_on_close: Some(true)
             }
         );
         for (bad, says) in [
@@ -311,7 +310,7 @@ mod tests {
             (json!([]), "must be an object"),
             (json!([{"staleTimeoutMs": 5}]), "must be an object"),
         ] {
-            let e = read(bad.clone(), true).unwrap_err();
+            let e = read(bad.clone()).unwrap_err();
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }

@@ -64,12 +64,6 @@ impl JobGuard {
         let id = self.id;
         Ok(call(|m| f(m, id))??)
     }
-
-    /// The guard's own `cancelOnClose`: what a call's options fall back to.
-    fn cancel_on_close(&self) -> bool {
-        let id = self.id;
-        call(|m| m.options(id).is_some_and(|o| o.cancel_on_close)).unwrap_or(false)
-    }
 }
 
 /// A signal taken from an options object, listened to.
@@ -336,9 +330,8 @@ impl JobGuard {
                 message,
             ))
         };
-        let guards = self.cancel_on_close();
         let read = plain(&options, Some("signal"), GuardError::InvalidOptions).and_then(|o| {
-            let settings = o.read(|d| WaitSettings::read(d, guards))?;
+            let settings = o.read(|d| WaitSettings::read(d))?;
             Ok((o.taken, settings))
         });
         let (signal, settings) = match read {
@@ -390,9 +383,8 @@ impl JobGuard {
                 message,
             ))
         };
-        let guards = self.cancel_on_close();
         let read = plain(&options, Some("signal"), GuardError::InvalidOptions).and_then(|o| {
-            let settings = o.read(|d| QuerySettings::read(d, guards))?;
+            let settings = o.read(|d| QuerySettings::read(d))?;
             Ok((o.taken, settings))
         });
         let (signal, settings) = match read {

@@ -7,18 +7,18 @@
 
 use super::super::cancel::CancelCheck;
 use super::super::cancel_flow::{Answer as CancelAnswer, CancelFlow, CancelOutcome, Step};
-use super::super::endpoints::{declared_too_long, read_status, reading, Limit, Read};
 use super::super::options::GuardOptions;
-use super::super::response::{Contract, Outcome, Reply};
+use super::super::response::{Contract, Outcome};
 use super::super::tabs::Change;
-use super::io::{Answer, Body, Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
+use super::cancel_endpoints::absent_outcome;
+use super::io::{Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
 use super::requests::{CancelStep, Purpose, Wake};
-use super::servers::{Presence, ASK_MS};
+use super::servers::Presence;
 use super::{Machine, Platform};
 
 /// Where a cancel is.
 #[derive(Clone, Debug, PartialEq)]
-enum At {
+pub(super) enum At {
     /// Waiting for the first cancel to its endpoint to say whether the endpoint is there.
     Held,
     /// Its request is out; once answered, the status and `Retry-After` while its body is read.
@@ -35,18 +35,18 @@ enum At {
 #[derive(Debug)]
 pub(super) struct Cancel {
     pub(super) job: String,
-    flow: CancelFlow,
-    contract: Contract,
+    pub(super) flow: CancelFlow,
+    pub(super) contract: Contract,
     /// The promises it settles; the first is the one a later `cancel(id)` of the job joins.
-    promises: Vec<PromiseId>,
-    signal: Option<SignalId>,
-    at: At,
+    pub(super) promises: Vec<PromiseId>,
+    pub(super) signal: Option<SignalId>,
+    pub(super) at: At,
     /// Its endpoint's template: what is learned of the endpoint is learned for it.
-    template: String,
+    pub(super) template: String,
     /// Whether an answer came (what is learned of the endpoint needs one).
-    answered: bool,
+    pub(super) answered: bool,
     /// It is its endpoint's first: the timer after which the others go anyway.
-    asked: Option<super::io::TimerId>,
+    pub(super) asked: Option<super::io::TimerId>,
 }
 
 /// What `cancel()` did with its promise.
@@ -106,7 +106,7 @@ impl<P: Platform> Machine<P> {
         CancelStart::Own
     }
 
-    fn settle_promise(&mut self, promise: PromiseId, outcome: CancelOutcome) {
+    pub(super) fn settle_promise(&mut self, promise: PromiseId, outcome: CancelOutcome) {
         self.emit(Effect::Settle {
             promise,
             value: Settled::Cancel(outcome),
@@ -130,7 +130,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// The local check, then the first request (or a wait for the endpoint's first answer).
-    fn begin_cancel(
+    pub(super) fn begin_cancel(
         &mut self,
         id: GuardId,
         job: &str,
@@ -191,7 +191,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Sends the cancel request of `job` once.
-    fn send_cancel(&mut self, id: GuardId, job: &str) {
+    pub(super) fn send_cancel(&mut self, id: GuardId, job: &str) {
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -215,7 +215,7 @@ impl<P: Platform> Machine<P> {
         self.set_cancel_at(id, job, At::Sending(req, None));
     }
 
-    fn set_cancel_at(&mut self, id: GuardId, job: &str, at: At) {
+    pub(super) fn set_cancel_at(&mut self, id: GuardId, job: &str, at: At) {
         if let Some(c) = self
             .guard(id)
             .and_then(|g| g.cancels.iter_mut().find(|c| c.job == job))
@@ -224,127 +224,12 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    fn cancel_of(&mut self, id: GuardId, job: &str) -> Option<&mut Cancel> {
+    pub(super) fn cancel_of(&mut self, id: GuardId, job: &str) -> Option<&mut Cancel> {
         self.guard(id)?.cancels.iter_mut().find(|c| c.job == job)
     }
 
-    pub(super) fn cancel_answered(
-        &mut self,
-        id: GuardId,
-        job: &str,
-        step: CancelStep,
-        req: ReqId,
-        answer: &Answer,
-    ) {
-        if let Some(c) = self.cancel_of(id, job) {
-            c.answered = true;
-        }
-        let status = answer.status;
-        let read = reading(status, answer.redirected, answer.content_type.as_deref());
-        match step {
-            CancelStep::Post => match read {
-                Read::Decided(reply) => {
-                    self.end(req, true);
-                    self.cancel_after(id, job, status_answer(answer, reply));
-                }
-                Read::Text if declared_too_long(answer.content_length.as_deref(), Limit::Body) => {
-                    self.end(req, false);
-                    self.cancel_after(id, job, status_answer(answer, Reply::NotJson));
-                }
-                Read::Text => {
-                    let pending = Some((status, answer.retry_after.clone()));
-                    self.set_cancel_at(id, job, At::Sending(req, pending));
-                    self.emit(Effect::Read {
-                        req,
-                        limit: Limit::Body,
-                    });
-                }
-            },
-            CancelStep::Status => {
-                if (200..=299).contains(&status) && read == Read::Text {
-                    self.emit(Effect::Read {
-                        req,
-                        limit: Limit::Body,
-                    });
-                } else {
-                    self.end(req, true);
-                    self.cancel_status(id, job, None);
-                }
-            }
-            CancelStep::Framework => {
-                self.end(req, true);
-                self.framework_answered(id, job, status == 404);
-            }
-        }
-    }
-
-    pub(super) fn cancel_body(
-        &mut self,
-        id: GuardId,
-        job: &str,
-        step: CancelStep,
-        req: ReqId,
-        body: Body,
-    ) {
-        self.end(req, false);
-        match step {
-            CancelStep::Post => {
-                let Some(At::Sending(_, Some((status, retry_after)))) =
-                    self.cancel_of(id, job).map(|c| c.at.clone())
-                else {
-                    return;
-                };
-                let reply = match body {
-                    Body::Text(text) => Reply::from_text(&text),
-                    // A 2xx's body that broke: the status is the server's yes.
-                    Body::Broken if (200..=299).contains(&status) => Reply::Unreadable,
-                    _ => Reply::NotJson,
-                };
-                self.cancel_after(
-                    id,
-                    job,
-                    CancelAnswer::Status {
-                        status,
-                        retry_after,
-                        reply,
-                    },
-                );
-            }
-            CancelStep::Status => {
-                let status = match body {
-                    Body::Text(text) => read_status(&text),
-                    _ => None,
-                };
-                self.cancel_status(id, job, status);
-            }
-            CancelStep::Framework => {}
-        }
-    }
-
-    pub(super) fn cancel_failed(
-        &mut self,
-        id: GuardId,
-        job: &str,
-        step: CancelStep,
-        timed_out: bool,
-    ) {
-        match step {
-            CancelStep::Post => {
-                // No answer, or its body did not come in time.
-                let answer = match self.cancel_of(id, job).map(|c| c.at.clone()) {
-                    Some(At::Sending(_, Some(_))) | None => CancelAnswer::TimedOut,
-                    _ if timed_out => CancelAnswer::TimedOut,
-                    _ => CancelAnswer::NetworkError,
-                };
-                self.cancel_after(id, job, answer);
-            }
-            CancelStep::Status => self.cancel_status(id, job, None),
-            CancelStep::Framework => self.framework_answered(id, job, false),
-        }
-    }
-
     /// What follows an answer, as the flow decides.
-    fn cancel_after(&mut self, id: GuardId, job: &str, answer: CancelAnswer) {
+    pub(super) fn cancel_after(&mut self, id: GuardId, job: &str, answer: CancelAnswer) {
         let now = self.now();
         let Some(guard) = self.guards.iter_mut().find(|g| g.id == id) else {
             return;
@@ -381,19 +266,6 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    fn cancel_status(
-        &mut self,
-        id: GuardId,
-        job: &str,
-        status: Option<super::super::model::TaskStatus>,
-    ) {
-        let Some(cancel) = self.cancel_of(id, job) else {
-            return;
-        };
-        let outcome = cancel.flow.after_status(status);
-        self.cancel_finished(id, job, outcome);
-    }
-
     /// A retry's wait came: the session may have changed meanwhile, in this tab or another.
     pub(super) fn cancel_retry(&mut self, id: GuardId, job: &str) {
         let Some(guard) = self.guard(id) else {
@@ -414,7 +286,7 @@ impl<P: Platform> Machine<P> {
     /// The flow finished with `outcome`. A task's 404 (read as `not_job_owner` or
     /// `not_found`) may be a task framework switched off (every task route answers 404): one
     /// `GET` of a route it always has tells them apart.
-    fn cancel_finished(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
+    pub(super) fn cancel_finished(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -437,7 +309,7 @@ impl<P: Platform> Machine<P> {
         self.cancel_settled(id, job, outcome);
     }
 
-    fn framework_answered(&mut self, id: GuardId, job: &str, off: bool) {
+    pub(super) fn framework_answered(&mut self, id: GuardId, job: &str, off: bool) {
         let Some(At::Framework(_, outcome)) = self.cancel_of(id, job).map(|c| c.at.clone()) else {
             return;
         };
@@ -462,7 +334,7 @@ impl<P: Platform> Machine<P> {
 
     /// The cancel ends with `outcome`: its record settled, what its endpoint said learned,
     /// its promises settled, the cancels that waited for its endpoint's answer started.
-    fn cancel_settled(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
+    pub(super) fn cancel_settled(&mut self, id: GuardId, job: &str, outcome: CancelOutcome) {
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -497,7 +369,7 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    fn abort_cancel(&mut self, id: GuardId, job: &str) {
+    pub(super) fn abort_cancel(&mut self, id: GuardId, job: &str) {
         let Some(cancel) = self.cancel_of(id, job) else {
             return;
         };
@@ -519,41 +391,12 @@ impl<P: Platform> Machine<P> {
     }
 }
 
-/// A cancel's answer of `status`, its body meaning `reply`.
-fn status_answer(answer: &Answer, reply: Reply) -> CancelAnswer {
-    CancelAnswer::Status {
-        status: answer.status,
-        retry_after: answer.retry_after.clone(),
-        reply,
-    }
-}
-
 /// A cancel refused without a request after a 401.
-fn unauthenticated_outcome(flow: &CancelFlow) -> CancelOutcome {
+pub(super) fn unauthenticated_outcome(flow: &CancelFlow) -> CancelOutcome {
     CancelOutcome {
         outcome: Outcome::Unauthenticated,
         message: "The server answered 401 to this session: nothing is sent until the next login"
             .to_owned(),
-        ..flow.aborted()
-    }
-}
-
-/// A cancel to an endpoint found absent: `unsupported`, nothing sent.
-fn absent_outcome(flow: &CancelFlow, contract: Contract) -> CancelOutcome {
-    let message = match contract {
-        Contract::Task => {
-            "The server's task framework is switched off (its task routes answer 404): nothing \
-             was cancelled, the task runs on if it runs at all"
-        }
-        Contract::AsyncEvent => {
-            "Cancel is not available on this server (no cancel endpoint answered: Superset \
-             6.1.0 has none; on another, check `cancelUrl` and the page's proxy): the job runs \
-             until it ends"
-        }
-    };
-    CancelOutcome {
-        outcome: Outcome::Unsupported,
-        message: message.to_owned(),
         ..flow.aborted()
     }
 }
@@ -597,63 +440,4 @@ fn settle_cancel_with<P: Platform>(
         m.changed(id, Change::JobsChanged);
     }
     m.release_held(&cancel.template, cancel.contract);
-}
-
-impl<P: Platform> Machine<P> {
-    /// The cancels that waited for `template`'s first answer go (or settle, if it is absent).
-    fn release_held(&mut self, template: &str, contract: Contract) {
-        if self.servers.cancel(template, contract) == Some(Presence::Asking) {
-            return;
-        }
-        let held: Vec<(GuardId, String)> = self
-            .guards
-            .iter()
-            .flat_map(|g| {
-                g.cancels
-                    .iter()
-                    .filter(|c| {
-                        c.at == At::Held && c.template == template && c.contract == contract
-                    })
-                    .map(move |c| (g.id, c.job.clone()))
-            })
-            .collect();
-        for (id, job) in held {
-            let Some(flow) = self.cancel_of(id, &job).map(|c| c.flow.clone()) else {
-                continue;
-            };
-            match self.servers.cancel(template, contract) {
-                Some(Presence::Absent) => {
-                    let outcome = absent_outcome(&flow, contract);
-                    self.cancel_settled(id, &job, outcome);
-                }
-                // Another held one asks first.
-                Some(Presence::Asking) => {}
-                None => {
-                    let asked = Some(self.ask(template, contract));
-                    if let Some(c) = self.cancel_of(id, &job) {
-                        c.asked = asked;
-                    }
-                    self.send_cancel(id, &job);
-                }
-                Some(Presence::Present | Presence::Unanswered) => self.send_cancel(id, &job),
-            }
-        }
-    }
-
-    /// The first cancel to `template`'s endpoint goes; the next ones wait for its answer, for
-    /// [`ASK_MS`] at most (a first cancel that hangs holds none of them longer).
-    fn ask(&mut self, template: &str, contract: Contract) -> super::io::TimerId {
-        self.servers.asking(template, contract);
-        let wake = Wake::Asked {
-            template: template.to_owned(),
-            contract,
-        };
-        self.set_timer(wake, ASK_MS)
-    }
-
-    /// `template`'s first cancel has been out for [`ASK_MS`]: the others go.
-    pub(super) fn asked(&mut self, template: &str, contract: Contract) {
-        self.servers.unanswered(template, contract);
-        self.release_held(template, contract);
-    }
 }

@@ -53,6 +53,12 @@ impl<P: Platform> GuardState<P> {
     pub(super) fn shared(&self) -> bool {
         self.store.storage_status().kind != StorageMode::Memory
     }
+
+    /// Whether the page's end cancels what a call awaits (`own`: the call's `cancelOnClose`,
+    /// else the guard's).
+    pub(super) fn cancels_on_close(&self, own: Option<bool>) -> bool {
+        own.unwrap_or(self.options.cancel_on_close)
+    }
 }
 
 /// A call on a freed guard.

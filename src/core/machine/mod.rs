@@ -13,9 +13,15 @@
 //! - `requests`: the requests in flight and the timers, each with what it is for
 //! - `servers`: what each server of the page can do, learned once
 //! - `cancels`: `cancel()`, from the local check to its last answer
-//! - `waits`: `waitFor()`'s waiters, their timer and their entry for other tabs
+//! - `cancel_answers`: a cancel's answers, read as its flow needs them
+//! - `cancel_endpoints`: a cancel endpoint's first ask, and its absence learned once
+//! - `waits`: `waitFor()`'s waiters and their timer
+//! - `wait_entry`: a guard's wait entry, which tells the other tabs what it awaits
 //! - `queries`: `query()`, from its request to its result
+//! - `client_id_probe`: a query's `client_id`, and whether its server takes one, asked once
+//! - `chart_answers`: a chart-data request's answers, read as its life needs them
 //! - `stops`: stopping one query on the server, for any reason, by what its server can do
+//! - `stop_requests`: a synchronous query's stop request, answered, sent again
 //! - `stopped`: what comes after a query's stop: its outcome, a late answer, its words
 //! - `unawaited`: what a stop cancels (who else awaits a job) and how those cancels go
 //! - `stop_all`: stopping every query of a guard at once (a logout, a user switch, another
@@ -26,7 +32,11 @@
 
 pub mod io;
 
+mod cancel_answers;
+mod cancel_endpoints;
 mod cancels;
+mod chart_answers;
+mod client_id_probe;
 mod following;
 mod groups;
 mod guard;
@@ -36,9 +46,11 @@ mod requests;
 mod servers;
 mod session;
 mod stop_all;
+pub(super) mod stop_requests;
 mod stopped;
 pub(super) mod stops;
 mod unawaited;
+mod wait_entry;
 mod waits;
 
 #[cfg(test)]

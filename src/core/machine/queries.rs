@@ -6,19 +6,13 @@
 
 use serde_json::{Map, Value};
 
-use super::super::chart::{
-    classify_chart, classify_result, is_client_id, make_client_id, no_answer, ChartAnswer,
-    QuerySettings, StopResult, DEFAULT_STOP_URL,
-};
-use super::super::client_ids::{AfterAnswer, Decision, Probe};
-use super::super::endpoints::{declared_too_long, is_json_type, json_within_limits, Limit};
-use super::super::query::{Phase, QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
-use super::super::random::Random;
+use super::super::chart::{is_client_id, QuerySettings, StopResult, DEFAULT_STOP_URL};
+use super::super::query::{QueryLife, QueryOutcome, QueryReason, QueryResult, Step};
 use super::super::response::Contract;
 use super::super::session::Session;
 use super::super::wait_input::{WaitInput, WaitSettings};
 use super::super::wait_outcome::WaitOutcome;
-use super::io::{Answer, Body, Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
+use super::io::{Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
 use super::requests::Purpose;
 use super::waits::Resolver;
 use super::{Machine, Platform};
@@ -49,7 +43,7 @@ pub(super) struct Stopped {
 #[derive(Debug)]
 pub(super) struct Query {
     pub(super) id: u32,
-    promise: PromiseId,
+    pub(super) promise: PromiseId,
     pub(super) signal: Option<SignalId>,
     pub(super) url: String,
     /// Where a synchronous query of it is stopped.
@@ -57,21 +51,21 @@ pub(super) struct Query {
     pub(super) wait: WaitSettings,
     /// The session that sent it.
     pub(super) owner: Session,
-    body: Map<String, Value>,
+    pub(super) body: Map<String, Value>,
     /// The app's own `client_id`, where it keeps to the rule.
-    given: Option<String>,
+    pub(super) given: Option<String>,
     pub(super) life: QueryLife,
     /// Its request out: the chart-data request (sent again), or its result's read.
     pub(super) req: Option<ReqId>,
     /// The status of the answer whose body is being read.
-    reading: Option<u16>,
+    pub(super) reading: Option<u16>,
     /// Waiting for the answer to the stop endpoint's question.
     pub(super) probing: bool,
     /// The body without the `client_id` the guard added, while the first answer may refuse
     /// the field.
-    without: Option<String>,
+    pub(super) without: Option<String>,
     /// The request out is that body, sent again without its `client_id`.
-    resent: bool,
+    pub(super) resent: bool,
     /// The jobs its `202` named (each by its record's id), their contract and tab id: enough
     /// to cancel them once their records are gone.
     pub(super) jobs: Vec<String>,
@@ -92,7 +86,7 @@ pub(super) fn stop_url_for(url: &str) -> String {
 }
 
 /// The JSON text of a body.
-fn text(body: &Map<String, Value>) -> String {
+pub(super) fn text(body: &Map<String, Value>) -> String {
     serde_json::to_string(body).unwrap_or_default()
 }
 
@@ -181,7 +175,12 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Settles `promise` with `outcome` (`done`'s result kept under `result`).
-    fn hand_over(&mut self, promise: PromiseId, mut outcome: QueryOutcome, result: Option<ReqId>) {
+    pub(super) fn hand_over(
+        &mut self,
+        promise: PromiseId,
+        mut outcome: QueryOutcome,
+        result: Option<ReqId>,
+    ) {
         outcome.explain_stop();
         self.emit(Effect::Settle {
             promise,
@@ -189,91 +188,8 @@ impl<P: Platform> Machine<P> {
         });
     }
 
-    /// Whether query `qid` carries a `client_id`, and which: the app's own, else the guard's
-    /// where the server takes one (asking its stop endpoint first where that is not known, or
-    /// waiting for the answer to another query's question).
-    fn query_client_id(&mut self, id: GuardId, qid: u32) {
-        let Some(q) = self.query_mut(id, qid) else {
-            return;
-        };
-        if let Some(given) = q.given.clone() {
-            return self.send_chart(id, qid, Some(given));
-        }
-        let url = q.url.clone();
-        let key = self.server_key(id, &url);
-        match self.servers.client_ids.decide(&key) {
-            Decision::Carry => {
-                let fresh = make_client_id(|| self.random.next_f64());
-                self.send_chart(id, qid, Some(fresh));
-            }
-            Decision::Without => self.send_chart(id, qid, None),
-            Decision::Probe => {
-                // The guard's question, not this query's: a stop of this query does not end it.
-                let timeout = self.guard(id).map_or(0, |g| g.options.timeout_ms);
-                let purpose = Purpose::Probe {
-                    guard: id,
-                    url: key,
-                };
-                self.send(
-                    purpose,
-                    Method::Options,
-                    stop_url_for(&url),
-                    None,
-                    false,
-                    timeout,
-                );
-                if let Some(q) = self.query_mut(id, qid) {
-                    q.probing = true;
-                }
-            }
-            Decision::AwaitProbe => {
-                if let Some(q) = self.query_mut(id, qid) {
-                    q.probing = true;
-                }
-            }
-        }
-    }
-
-    /// The stop endpoint answered the question for chart-data URL `url` (or did not): the
-    /// queries that waited go, with a `client_id` where it says the server takes one; without
-    /// an answer, without one (the next query asks again).
-    pub(super) fn probe_answered(&mut self, key: &str, req: ReqId, answer: Option<&Answer>) {
-        self.end(req, true);
-        let probe = answer.map_or(Probe::NoAnswer, |a| Probe::Answered {
-            status: a.status,
-            allow: a.allow.clone(),
-        });
-        let no_stop = self.servers.client_ids.probed(key, &probe);
-        let waiting: Vec<(GuardId, u32, String)> = self
-            .guards
-            .iter()
-            .flat_map(|g| {
-                g.queries
-                    .iter()
-                    .filter(|q| q.probing && q.stopped.is_none())
-                    .map(move |q| (g.id, q.id, q.url.clone()))
-            })
-            .filter(|(id, _, url)| self.server_key(*id, url) == key)
-            .collect();
-        if let (true, Some((id, _, url))) = (no_stop, waiting.first()) {
-            let stop = self.server_key(*id, &stop_url_for(url));
-            self.servers.no_stop(&stop);
-        }
-        let waiting: Vec<(GuardId, u32)> = waiting.into_iter().map(|(g, q, _)| (g, q)).collect();
-        for (id, qid) in waiting {
-            if let Some(q) = self.query_mut(id, qid) {
-                q.probing = false;
-            }
-            match probe {
-                Probe::NoAnswer => self.send_chart(id, qid, None),
-                Probe::Answered { .. } => self.query_client_id(id, qid),
-            }
-        }
-        self.settle_waits();
-    }
-
     /// Sends query `qid`'s chart-data request, carrying `client_id`.
-    fn send_chart(&mut self, id: GuardId, qid: u32, client_id: Option<String>) {
+    pub(super) fn send_chart(&mut self, id: GuardId, qid: u32, client_id: Option<String>) {
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };
@@ -289,7 +205,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Sends `body` to query `qid`'s chart-data URL (its request, or the same again).
-    fn post_chart(&mut self, id: GuardId, qid: u32, body: String) {
+    pub(super) fn post_chart(&mut self, id: GuardId, qid: u32, body: String) {
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };
@@ -305,174 +221,8 @@ impl<P: Platform> Machine<P> {
         self.keep_entry(id);
     }
 
-    pub(super) fn chart_answered(&mut self, id: GuardId, qid: u32, req: ReqId, answer: &Answer) {
-        let Some(q) = self.query_mut(id, qid) else {
-            return self.end(req, true);
-        };
-        let status = answer.status;
-        let json = !answer.redirected && answer.content_type.as_deref().is_some_and(is_json_type);
-        let (phase, url) = (q.life.phase(), q.url.clone());
-        let url = self.server_key(id, &url);
-        if phase != Phase::Fetching {
-            self.servers.answered(&url, status);
-        }
-        let Some(q) = self.query_mut(id, qid) else {
-            return;
-        };
-        if q.stopped.is_some() {
-            // Its late answer: a 202's body names what to cancel.
-            let late = q.stopped.as_ref().and_then(|s| s.late) == Some(req);
-            if late
-                && status == 202
-                && json
-                && !declared_too_long(answer.content_length.as_deref(), Limit::Body)
-            {
-                q.reading = Some(202);
-                return self.emit(Effect::Read {
-                    req,
-                    limit: Limit::Body,
-                });
-            }
-            self.end(req, true);
-            return self.late_ended(id, qid);
-        }
-        if q.req != Some(req) {
-            return self.end(req, true);
-        }
-        // The client_id question, answered by the first request that carried one.
-        if q.without.is_some() || q.resent {
-            let resent = std::mem::take(&mut q.resent);
-            let plain = q.without.take();
-            let owner = q.owner.clone();
-            let again = if resent {
-                self.servers.client_ids.resent(&url, status);
-                false
-            } else {
-                self.servers.client_ids.answered(&url, status) == AfterAnswer::SendWithout
-            };
-            // Not again once the session that sent it has ended (a stop from another tab's
-            // logout answers 400 too).
-            let same = self
-                .guard(id)
-                .and_then(|g| g.store.session())
-                .is_some_and(|s| s.same_identity(&owner));
-            if let (true, true, Some(plain)) = (again, same, plain) {
-                self.end(req, true);
-                if let Some(q) = self.query_mut(id, qid) {
-                    q.life.client_id = None;
-                    q.resent = true;
-                }
-                return self.post_chart(id, qid, plain);
-            }
-        }
-        let limit = if status == 200 {
-            Limit::Result
-        } else {
-            Limit::Body
-        };
-        if json && !declared_too_long(answer.content_length.as_deref(), limit) {
-            if let Some(q) = self.query_mut(id, qid) {
-                q.reading = Some(status);
-            }
-            return self.emit(Effect::Read { req, limit });
-        }
-        self.end(req, !json);
-        let read = if phase == Phase::Fetching {
-            classify_result(status, false, None)
-        } else {
-            classify_chart(status, json && status != 200, None)
-        };
-        self.chart_read(id, qid, read, Some(status), None);
-    }
-
-    pub(super) fn chart_body(&mut self, id: GuardId, qid: u32, req: ReqId, body: Body) {
-        let Some(q) = self.query_mut(id, qid) else {
-            return self.end(req, false);
-        };
-        let Some(status) = q.reading.take() else {
-            return self.end(req, false);
-        };
-        if q.stopped.is_some() {
-            self.end(req, false);
-            if let Body::Text(text) = body {
-                let parsed = json_within_limits(&text);
-                if let ChartAnswer::Accepted(input) = classify_chart(202, true, parsed.as_ref()) {
-                    self.cancel_late(id, qid, &input);
-                }
-            }
-            return self.late_ended(id, qid);
-        }
-        let fetching = q.life.phase() == Phase::Fetching;
-        let classify = if fetching {
-            classify_result
-        } else {
-            classify_chart
-        };
-        match body {
-            // The result, kept by the executor: handed over as `JSON.parse` read it.
-            Body::Kept if status == 200 => {
-                self.chart_read(id, qid, ChartAnswer::Result, Some(200), Some(req))
-            }
-            Body::Text(text) => {
-                self.end(req, false);
-                let parsed = json_within_limits(&text);
-                self.chart_read(
-                    id,
-                    qid,
-                    classify(status, true, parsed.as_ref()),
-                    Some(status),
-                    None,
-                );
-            }
-            _ => {
-                self.end(req, false);
-                let answer = classify(status, status != 200, None);
-                self.chart_read(id, qid, answer, Some(status), None);
-            }
-        }
-    }
-
-    /// Query `qid`'s request got no answer (`timed_out`: none within its stale timeout).
-    pub(super) fn chart_failed(&mut self, id: GuardId, qid: u32, req: ReqId, timed_out: bool) {
-        let Some(q) = self.query_mut(id, qid) else {
-            return;
-        };
-        if q.stopped.as_ref().is_some_and(|s| s.late == Some(req)) {
-            return self.late_ended(id, qid);
-        }
-        if q.req != Some(req) {
-            return;
-        }
-        q.req = None;
-        let phase = q.life.phase();
-        if timed_out && phase != Phase::Fetching {
-            // No answer for the stale timeout: given up, and stopped on the server.
-            return self.give_up(id, qid);
-        }
-        self.chart_read(id, qid, no_answer(), None, None);
-    }
-
-    /// What an answer to query `qid`'s request means, acted on.
-    fn chart_read(
-        &mut self,
-        id: GuardId,
-        qid: u32,
-        answer: ChartAnswer,
-        status: Option<u16>,
-        result: Option<ReqId>,
-    ) {
-        let Some(q) = self.query_mut(id, qid) else {
-            return;
-        };
-        q.req = None;
-        let step = q.life.answered(answer, status);
-        self.act(id, qid, step, result);
-        self.keep_entry(id);
-        self.settle_waits();
-    }
-
     /// Does what query `qid`'s life says next.
-    fn act(&mut self, id: GuardId, qid: u32, step: Step, result: Option<ReqId>) {
+    pub(super) fn act(&mut self, id: GuardId, qid: u32, step: Step, result: Option<ReqId>) {
         match step {
             Step::Settle { mut outcome, stop } => {
                 if stop {
@@ -520,7 +270,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Waits for what a `202` named, as `waitFor` does, with a waiter of the guard's own.
-    fn query_wait(&mut self, id: GuardId, qid: u32, input: WaitInput) {
+    pub(super) fn query_wait(&mut self, id: GuardId, qid: u32, input: WaitInput) {
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };

@@ -300,8 +300,7 @@ impl Page {
         options: Value,
     ) -> PromiseId {
         let promise = self.promise();
-        let guards = self.m.options(g).is_some_and(|o| o.cancel_on_close);
-        let settings = QuerySettings::read(Json(&options), guards).unwrap();
+        let settings = QuerySettings::read(Json(&options)).unwrap();
         let body = json!({ "datasource": { "id": 1, "type": "table" }, "queries": [{}] });
         let Value::Object(body) = body else {
             unreachable!()
@@ -315,7 +314,7 @@ impl Page {
     pub(super) fn wait(&mut self, g: GuardId, input: Value, signal: Option<SignalId>) -> PromiseId {
         let promise = self.promise();
         let input = read_input(&input).unwrap();
-        let settings = WaitSettings::read(Json(&json!(null)), true).unwrap();
+        let settings = WaitSettings::read(Json(&json!(null))).unwrap();
         self.m
             .wait_for(g, input, settings, signal.map(|s| (s, false)), promise);
         self.pump();

@@ -32,7 +32,7 @@ pub(super) enum Resolver {
 #[derive(Debug, Default)]
 pub(super) struct Entry {
     /// Its token (`<page>-<guard>`), made at its first write.
-    token: Option<String>,
+    pub(super) token: Option<String>,
     /// What it last wrote, and when it writes again.
     pub(super) state: EntryState,
     /// What it listed when another tab's logout took it (read it, stopped what it listed,
@@ -44,12 +44,12 @@ pub(super) struct Entry {
 #[derive(Debug, Default)]
 pub(super) struct Waits {
     pub(super) rules: Waiters,
-    pending: Vec<(u32, Resolver)>,
+    pub(super) pending: Vec<(u32, Resolver)>,
     /// The timer for the first deadline, and that deadline.
-    timer: Option<(TimerId, u64)>,
+    pub(super) timer: Option<(TimerId, u64)>,
     pub(super) entry: Entry,
     /// The waiters' hold on `follow()`, while anything waits.
-    hold: Option<u32>,
+    pub(super) hold: Option<u32>,
 }
 
 impl Waits {
@@ -120,13 +120,11 @@ impl<P: Platform> Machine<P> {
         let Some(guard) = self.live(id) else {
             return Err(Box::new(WaitOutcome::aborted(&jobs, Vec::new())));
         };
-        let waiter = guard.waits.rules.add(
-            jobs.clone(),
-            settings.stale_ms,
-            now,
-            settings.cancel_on_close,
-            owner,
-        );
+        let on_close = guard.cancels_on_close(settings.cancel_on_close);
+        let waiter = guard
+            .waits
+            .rules
+            .add(jobs.clone(), settings.stale_ms, now, on_close, owner);
         guard.waits.pending.push((waiter, resolver));
         if recorded {
             self.changed(id, super::super::tabs::Change::JobsChanged);
@@ -150,7 +148,7 @@ impl<P: Platform> Machine<P> {
     /// Records a `202` body (if given) and checks that every job is the session's and that the
     /// guard can hear of them: the jobs to await (each by its record's id, each once) and the
     /// session they are awaited under, or the refusal.
-    fn admit_all(
+    pub(super) fn admit_all(
         &mut self,
         id: GuardId,
         input: WaitInput,
@@ -224,7 +222,7 @@ impl<P: Platform> Machine<P> {
         self.reap();
     }
 
-    fn check_waits(&mut self, id: GuardId) {
+    pub(super) fn check_waits(&mut self, id: GuardId) {
         let now = self.now();
         let (session, [unauthenticated, forbidden, absent]) = self.hearing(id);
         let Some(guard) = self.guard(id) else {
@@ -248,7 +246,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Hands waiter `waiter`'s outcome to who hears it.
-    fn resolve(&mut self, id: GuardId, waiter: u32, outcome: WaitOutcome) {
+    pub(super) fn resolve(&mut self, id: GuardId, waiter: u32, outcome: WaitOutcome) {
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -259,14 +257,14 @@ impl<P: Platform> Machine<P> {
         self.resolve_with(id, resolver, outcome);
     }
 
-    fn resolve_with(&mut self, id: GuardId, resolver: Resolver, outcome: WaitOutcome) {
+    pub(super) fn resolve_with(&mut self, id: GuardId, resolver: Resolver, outcome: WaitOutcome) {
         match resolver {
             Resolver::Query(query) => self.query_waited(id, query, outcome),
             app => self.resolve_app(app, outcome),
         }
     }
 
-    fn resolve_app(&mut self, resolver: Resolver, outcome: WaitOutcome) {
+    pub(super) fn resolve_app(&mut self, resolver: Resolver, outcome: WaitOutcome) {
         if let Resolver::App { promise, signal } = resolver {
             if let Some(signal) = signal {
                 self.emit(Effect::Forget(signal));
@@ -280,7 +278,7 @@ impl<P: Platform> Machine<P> {
 
     /// Writes the guard's entry when what it lists changed or its refresh is due, re-arms
     /// its timer for the first deadline, and lets `follow()` go when nothing waits.
-    fn tidy_waits(&mut self, id: GuardId) {
+    pub(super) fn tidy_waits(&mut self, id: GuardId) {
         self.keep_entry(id);
         let Some(guard) = self.guard(id) else {
             return;
@@ -329,7 +327,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Holds `follow()` for the guard's waiters (once: the hold lasts while anything waits).
-    fn hold_follow_for_waits(&mut self, id: GuardId) {
+    pub(super) fn hold_follow_for_waits(&mut self, id: GuardId) {
         let held = self.guard(id).is_none_or(|g| g.waits.hold.is_some());
         if held {
             // Held already: the new waiter's job starts the cadence again.
@@ -410,89 +408,5 @@ impl<P: Platform> Machine<P> {
         for (_, resolver) in waits.pending {
             self.resolve_app(resolver, WaitOutcome::aborted(&[], Vec::new()));
         }
-    }
-
-    /// What guard `id`'s entry lists now: the jobs its waiters await, those only its queries'
-    /// waiters await, and its queries' synchronous requests in flight (their stop URL and
-    /// `client_id`, where a stop can reach them).
-    fn listed(&mut self, id: GuardId) -> Awaited {
-        let stops = self.stops_in_flight(id);
-        let Some(guard) = self.guard(id) else {
-            return Awaited::default();
-        };
-        let rules = &guard.waits.rules;
-        let jobs = rules.jobs(false);
-        let of_queries = guard.waits.of_queries();
-        let queries = jobs
-            .iter()
-            .filter(|j| !rules.awaits_except(j, &of_queries))
-            .cloned()
-            .collect();
-        Awaited {
-            jobs,
-            queries,
-            stops,
-        }
-    }
-
-    /// Writes guard `id`'s entry when what it lists changed or its refresh is due (after
-    /// every change its waiters hear, and as its queries' requests leave and end).
-    pub(super) fn keep_entry(&mut self, id: GuardId) {
-        let session = self.guard(id).and_then(|g| g.store.session());
-        // The session ended (another tab's logout, maybe not heard yet): what that tab took is
-        // noted, and nothing more is written until the next login.
-        if session.is_none() {
-            self.note_entry_taken(id);
-        }
-        if self.guard(id).is_none_or(|g| g.entry_taken()) {
-            return;
-        }
-        let listed = self.listed(id);
-        let now = self.now();
-        let page = self.page_token();
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        let entry = &mut guard.waits.entry;
-        if let Some(listed) = entry.state.due(listed, now) {
-            let token = entry
-                .token
-                .get_or_insert_with(|| [page.as_str(), "-", &id.0.to_string()].concat());
-            guard.store.keep_entry(token, &listed);
-        }
-    }
-
-    /// Whether another tab's logout took guard `id`'s entry (read it, stopped what it
-    /// listed, removed it): noted before anything here writes it again.
-    pub(super) fn note_entry_taken(&mut self, id: GuardId) {
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        let shared = guard.shared();
-        let entry = &guard.waits.entry;
-        let Some(token) = entry.token.as_deref() else {
-            return;
-        };
-        if shared && entry.taken.is_none() && !guard.store.has_entry(token) {
-            let listed = entry.state.listed.clone();
-            guard.waits.entry.taken = Some(listed);
-        }
-    }
-
-    /// The page ended: the guard's entry goes, and is not written again.
-    pub(super) fn close_entry(&mut self, id: GuardId) {
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        if let Some(token) = &guard.waits.entry.token {
-            guard.store.keep_waits(token, &[]);
-        }
-        guard.waits.entry.state.closed = true;
-    }
-}
-
-impl<P: Platform> super::guard::GuardState<P> {
-    fn entry_taken(&self) -> bool {
-        self.waits.entry.taken.is_some()
     }
 }

@@ -260,7 +260,7 @@ fn free_stops_its_guards_queries() {
     assert_eq!(outcome.stop, Some(StopResult::Stopped));
 }
 
-const CONFIRM: u64 = crate::core::machine::stops::CONFIRM_MS;
+const CONFIRM: u64 = crate::core::machine::stop_requests::CONFIRM_MS;
 
 #[test]
 fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothing_sent() {
