@@ -257,14 +257,19 @@ names! {
     }
 }
 
+/// Whether the stop endpoint's answer of `status` (to a stop or its `OPTIONS`) says it is not
+/// there. 6.1.0 answers 405: its `GET /api/v1/chart/data/<cache_key>` takes the path.
+pub fn no_stop_endpoint(status: u16) -> bool {
+    matches!(status, 404 | 405)
+}
+
 /// What an answer of the stop endpoint means.
 pub fn classify_stop(status: u16) -> StopResult {
     match status {
+        _ if no_stop_endpoint(status) => StopResult::Unsupported,
         200..=299 => StopResult::Stopped,
         400 => StopResult::NotRunning,
         401 | 403 => StopResult::Refused,
-        // 6.1.0 answers 405: its `GET /api/v1/chart/data/<cache_key>` takes the path.
-        404 | 405 => StopResult::Unsupported,
         _ => StopResult::Failed,
     }
 }

@@ -19,6 +19,7 @@
 //! body carrying one settles that the server takes it.
 
 use super::by_url::ByUrl;
+use super::chart::no_stop_endpoint;
 
 /// What is known of one chart-data URL.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,9 +102,7 @@ impl ClientIds {
     /// The stop URL answered the question: whether it has no stop endpoint.
     pub fn probed(&mut self, url: &str, probe: &Probe) -> bool {
         let known = match probe {
-            Probe::Answered {
-                status: 404 | 405, ..
-            } => Known::Refused,
+            Probe::Answered { status, .. } if no_stop_endpoint(*status) => Known::Refused,
             Probe::Answered {
                 status: 200..=299,
                 allow: Some(allow),
@@ -122,6 +121,11 @@ impl ClientIds {
         };
         self.set(url, known);
         known == Known::Refused
+    }
+
+    /// A stop to `url`'s server found no stop endpoint: its queries carry no `client_id`.
+    pub fn refuse(&mut self, url: &str) {
+        self.set(url, Known::Refused);
     }
 
     /// Whether a query to `url` carries a `client_id` now (the server's stop endpoint is

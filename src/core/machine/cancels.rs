@@ -58,6 +58,15 @@ pub enum CancelStart {
     Joined(PromiseId),
 }
 
+/// Why no cancel request may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Barred {
+    /// The server answered 401: nothing is sent until the next login.
+    Unauthenticated,
+    /// Its endpoint is known absent, or the task framework is switched off.
+    Absent,
+}
+
 /// The contract a cancel speaks: the record's kind (a task's, or else an async_event job's).
 pub(super) fn contract_of(check: &CancelCheck) -> Contract {
     match check {
@@ -146,11 +155,7 @@ impl<P: Platform> Machine<P> {
         let flow = CancelFlow::new(job, options.retry, contract, options.timeout_ms);
         let template = options.cancel_template(contract).to_owned();
         let template = self.server_key(id, &template);
-        let Some(guard) = self.live(id) else {
-            return;
-        };
-        let unauthenticated = guard.unauthenticated;
-        let framework_off = guard.stream_absent && contract == Contract::Task;
+        let barred = self.cancel_barred(id, contract);
         let mut cancel = Cancel {
             job: job.to_owned(),
             flow,
@@ -162,15 +167,9 @@ impl<P: Platform> Machine<P> {
             answered: false,
             asked: None,
         };
-        let refused = cancel.flow.refusal(&check).or_else(|| {
-            let presence = self.servers.cancel(&cancel.template, contract);
-            if unauthenticated {
-                Some(unauthenticated_outcome(&cancel.flow))
-            } else if presence == Some(Presence::Absent) || framework_off {
-                Some(absent_outcome(&cancel.flow, contract))
-            } else {
-                None
-            }
+        let refused = cancel.flow.refusal(&check).or_else(|| match barred? {
+            Barred::Unauthenticated => Some(unauthenticated_outcome(&cancel.flow)),
+            Barred::Absent => Some(absent_outcome(&cancel.flow, contract)),
         });
         if let Some(refused) = refused {
             settle_cancel_with(self, id, cancel, refused);
@@ -190,22 +189,65 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    /// Sends the cancel request of `job` once.
-    pub(super) fn send_cancel(&mut self, id: GuardId, job: &str) {
-        let Some(guard) = self.guard(id) else {
-            return;
-        };
-        let tab = match contract_of(&guard.store.check_cancel(job)) {
+    /// Why guard `id` may send no cancel under `contract`, if it may not: after a 401 (until
+    /// the next login), to an endpoint found absent, or to a task framework switched off. Every
+    /// cancel request asks this first, whether its answer is read or not.
+    pub(super) fn cancel_barred(&mut self, id: GuardId, contract: Contract) -> Option<Barred> {
+        let guard = self.guard(id)?;
+        let (unauthenticated, off) = (
+            guard.unauthenticated,
+            guard.stream_absent && contract == Contract::Task,
+        );
+        let template = guard.options.cancel_template(contract).to_owned();
+        let template = self.server_key(id, &template);
+        if unauthenticated {
+            Some(Barred::Unauthenticated)
+        } else if off || self.servers.cancel(&template, contract) == Some(Presence::Absent) {
+            Some(Barred::Absent)
+        } else {
+            None
+        }
+    }
+
+    /// The cancel request of `job` for guard `id`: its URL and body, under `contract` (`None`:
+    /// its record's), with the tab id its record was made with on the task contract.
+    pub(super) fn cancel_request(
+        &mut self,
+        id: GuardId,
+        job: &str,
+        contract: Option<Contract>,
+        tab: Option<&str>,
+    ) -> Option<(Contract, String, Option<String>)> {
+        let guard = self.guard(id)?;
+        let contract = contract.unwrap_or_else(|| contract_of(&guard.store.check_cancel(job)));
+        let recorded = match contract {
             Contract::Task => guard.store.cancel_tab(job).map(|t| t.to_string()),
             Contract::AsyncEvent => None,
         };
-        let Some(cancel) = guard.cancels.iter_mut().find(|c| c.job == job) else {
+        let tab = tab.map(str::to_owned).or(recorded);
+        let url = guard.options.cancel_url_for(job, contract);
+        Some((
+            contract,
+            url,
+            GuardOptions::cancel_body(contract, tab.as_deref()),
+        ))
+    }
+
+    /// Sends the cancel request of `job` once.
+    pub(super) fn send_cancel(&mut self, id: GuardId, job: &str) {
+        let Some(contract) = self.cancel_of(id, job).map(|c| c.contract) else {
             return;
         };
-        cancel.flow.sending();
-        let url = guard.options.cancel_url_for(job, cancel.contract);
-        let body = GuardOptions::cancel_body(cancel.contract, tab.as_deref());
+        let Some((_, url, body)) = self.cancel_request(id, job, Some(contract), None) else {
+            return;
+        };
+        let Some(guard) = self.guard(id) else {
+            return;
+        };
         let timeout = guard.options.timeout_ms;
+        if let Some(cancel) = guard.cancels.iter_mut().find(|c| c.job == job) {
+            cancel.flow.sending();
+        }
         let purpose = Purpose::Cancel {
             guard: id,
             job: job.to_owned(),

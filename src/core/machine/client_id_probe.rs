@@ -66,7 +66,7 @@ impl<P: Platform> Machine<P> {
             status: a.status,
             allow: a.allow.clone(),
         });
-        let no_stop = self.servers.client_ids.probed(key, &probe);
+        self.servers.probed(key, &probe);
         let waiting: Vec<(GuardId, u32, String)> = self
             .guards
             .iter()
@@ -78,10 +78,6 @@ impl<P: Platform> Machine<P> {
             })
             .filter(|(id, _, url)| self.server_key(*id, url) == key)
             .collect();
-        if let (true, Some((id, _, url))) = (no_stop, waiting.first()) {
-            let stop = self.server_key(*id, &stop_url_for(url));
-            self.servers.no_stop(&stop);
-        }
         let waiting: Vec<(GuardId, u32)> = waiting.into_iter().map(|(g, q, _)| (g, q)).collect();
         for (id, qid) in waiting {
             if let Some(q) = self.query_mut(id, qid) {

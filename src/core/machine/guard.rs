@@ -121,15 +121,6 @@ impl<P: Platform> Machine<P> {
         f(&mut guard.store)
     }
 
-    /// Guard `id`'s options, unless it was freed (the executor reads the defaults a call's
-    /// options fall back to).
-    pub fn options(&self, id: GuardId) -> Option<&GuardOptions> {
-        self.guards
-            .iter()
-            .find(|g| g.id == id && !g.freed)
-            .map(|g| &g.options)
-    }
-
     pub fn storage_status(&mut self, id: GuardId) -> Result<StorageStatus, GuardError> {
         self.with_store(id, |s| Ok(s.storage_status()))
     }

@@ -5,6 +5,7 @@
 
 use super::super::endpoints::drains_unread;
 use super::io::{Answer, Body, Effect, GuardId, Method, ReqId, Request, TimerId};
+use super::servers::stop_key_for;
 use super::{Machine, Platform};
 
 /// What a cancel's request is.
@@ -168,7 +169,9 @@ impl<P: Platform> Machine<P> {
         if !chart {
             return busy < connections;
         }
-        let stoppable = self.servers.client_ids.carries(&self.server_key(id, url));
+        let key = self.server_key(id, url);
+        let stoppable = self.servers.client_ids.carries(&key)
+            && self.servers.can_stop(Some(&key), &stop_key_for(&key));
         let limit = if stoppable {
             connections.saturating_sub(1).max(1)
         } else {

@@ -5,8 +5,9 @@
 //! do with a superseded request follows from it ([`Servers::supersede`]).
 
 use super::super::by_url::ByUrl;
-use super::super::client_ids::ClientIds;
+use super::super::client_ids::{ClientIds, Probe};
 use super::super::response::{Contract, Outcome};
+use super::queries::stop_url_for;
 
 /// How a chart-data URL's server has answered its first requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,12 @@ pub(super) struct Servers {
     cancels: ByUrl<Presence>,
 }
 
+/// The key of the stop endpoint of chart-data URL key `url` (`"<server> <path>"`).
+pub(super) fn stop_key_for(url: &str) -> String {
+    let (server, path) = url.split_once(' ').unwrap_or(("0", url));
+    [server, " ", &stop_url_for(path)].concat()
+}
+
 /// The key of a cancel endpoint: its template and contract.
 fn cancel_key(template: &str, contract: Contract) -> String {
     let contract = match contract {
@@ -67,8 +74,28 @@ impl Servers {
         self.no_stop.contains(stop_url)
     }
 
-    pub(super) fn no_stop(&mut self, stop_url: &str) {
+    /// The stop endpoint `stop_url` of chart-data URL `url` is not there (a `404` or `405` to
+    /// a stop or to its `OPTIONS`): no stop goes to it, no query to `url` carries a
+    /// `client_id`.
+    pub(super) fn stop_absent(&mut self, url: &str, stop_url: &str) {
         self.no_stop.insert(stop_url.to_owned(), ());
+        self.client_ids.refuse(url);
+    }
+
+    /// The stop endpoint of chart-data URL `url` answered its `OPTIONS` (or did not).
+    pub(super) fn probed(&mut self, url: &str, probe: &Probe) {
+        if self.client_ids.probed(url, probe) {
+            let stop = stop_key_for(url);
+            self.stop_absent(url, &stop);
+        }
+    }
+
+    /// Whether a stop can reach a synchronous query to `url` (stopped at `stop_url`): its
+    /// endpoint is not known absent, and the server is not known to accept queries (a stop
+    /// reaches synchronous queries only). The one rule every stop and every listing of one
+    /// asks.
+    pub(super) fn can_stop(&self, url: Option<&str>, stop_url: &str) -> bool {
+        !self.has_no_stop(stop_url) && url.is_none_or(|url| self.mode(url) != Some(Mode::Async))
     }
 
     pub(super) fn mode(&self, url: &str) -> Option<Mode> {
@@ -155,7 +182,7 @@ impl Servers {
         let cancels = self.cancel(template, contract) != Some(Presence::Absent);
         Supersede {
             keep: mode != Some(Mode::Sync) && cancels,
-            stop: client_id && !self.has_no_stop(stop_url) && mode != Some(Mode::Async),
+            stop: client_id && self.can_stop(Some(url), stop_url),
         }
     }
 }
@@ -201,7 +228,7 @@ mod tests {
         );
         // Superset 6.1.0: no cancel endpoint, no stop endpoint: ended at once, nothing sent.
         s.cancel_settled(CANCEL, Contract::AsyncEvent, Outcome::Unsupported, true);
-        s.no_stop(STOP);
+        s.stop_absent(URL, STOP);
         assert_eq!(
             plan(&s),
             Supersede {

@@ -77,7 +77,7 @@ impl<P: Platform> Machine<P> {
         for (url, client_id) in &listed.stops {
             if !is_same_origin_path(url)
                 || !is_client_id(client_id)
-                || self.servers.has_no_stop(url)
+                || !self.servers.can_stop(None, &self.server_key(id, url))
             {
                 continue;
             }

@@ -59,7 +59,7 @@ impl<P: Platform> Machine<P> {
             s.stop_req = None;
         }
         match result {
-            StopResult::Unsupported => self.servers.no_stop(&stop_url),
+            StopResult::Unsupported => self.servers.stop_absent(&url, &stop_url),
             // It found the query running: this URL's server answers synchronously.
             StopResult::Stopped => self.servers.answered(&url, 200),
             _ => {}

@@ -84,10 +84,11 @@ impl<P: Platform> Machine<P> {
         }
         let tab = tab_id.or_else(|| q.tab_id.clone());
         let group = q.stopped.as_ref().and_then(|s| s.group);
-        let jobs = self.unawaited(id, jobs, &[], Scope::Abort);
-        for job in &jobs {
-            self.send_cancel_raw(id, job, contract, tab.as_deref(), group);
-        }
+        let jobs: Vec<String> = self
+            .unawaited(id, jobs, &[], Scope::Abort)
+            .into_iter()
+            .filter(|job| self.send_cancel_raw(id, job, Some(contract), tab.as_deref(), group))
+            .collect();
         if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
             if !s.settled && !jobs.is_empty() {
                 s.cancelling = jobs;
@@ -178,7 +179,11 @@ impl<P: Platform> Machine<P> {
             .iter()
             .filter(|q| q.stopped.is_none() && q.req.is_some())
             .filter(|q| matches!(q.life.phase(), Phase::Sending | Phase::Refetching))
-            .filter(|q| !self.servers.has_no_stop(&self.server_key(id, &q.stop_url)))
+            .filter(|q| {
+                let url = self.server_key(id, &q.url);
+                self.servers
+                    .can_stop(Some(&url), &self.server_key(id, &q.stop_url))
+            })
             .filter_map(|q| Some((q.stop_url.clone(), q.life.client_id.clone()?)))
             .collect()
     }

@@ -5,9 +5,7 @@
 //! `keepalive` and its answer not read where the session or the page ends.
 
 use super::super::awaited::{unawaited, GuardWaits};
-use super::super::options::GuardOptions;
 use super::super::response::Contract;
-use super::cancels::contract_of;
 use super::io::GuardId;
 use super::{Machine, Platform};
 
@@ -95,41 +93,32 @@ impl<P: Platform> Machine<P> {
         job: &str,
         group: Option<u32>,
     ) -> bool {
-        let Some(guard) = self.guard(id) else {
-            return false;
-        };
-        let check = guard.store.check_cancel(job);
-        if !check.is_allowed() {
-            return false;
-        }
-        let contract = contract_of(&check);
-        let tab = match contract {
-            Contract::Task => guard.store.cancel_tab(job).map(|t| t.to_string()),
-            Contract::AsyncEvent => None,
-        };
-        let url = guard.options.cancel_url_for(job, contract);
-        let body = GuardOptions::cancel_body(contract, tab.as_deref());
-        self.send_delivery(id, url, body, group);
-        true
+        let allowed = self
+            .guard(id)
+            .is_some_and(|g| g.store.check_cancel(job).is_allowed());
+        allowed && self.send_cancel_raw(id, job, None, None, group)
     }
 
-    /// Sends the cancel of `job` under `contract` as `cancel()` sends it, without a record,
-    /// with `keepalive`, its answer not read (in a logout's `group`, whose `stopped` waits for
-    /// it).
+    /// Sends the cancel of `job` (under `contract`, else its record's; `tab_id`, else its
+    /// record's) as `cancel()` sends it, with `keepalive`, its answer not read (in a logout's
+    /// `group`, whose `stopped` waits for it), unless no cancel may go
+    /// ([`cancel_barred`](Self::cancel_barred)). Whether it went.
     pub(super) fn send_cancel_raw(
         &mut self,
         id: GuardId,
         job: &str,
-        contract: Contract,
+        contract: Option<Contract>,
         tab_id: Option<&str>,
         group: Option<u32>,
-    ) {
-        let Some(guard) = self.guard(id) else {
-            return;
+    ) -> bool {
+        let Some((contract, url, body)) = self.cancel_request(id, job, contract, tab_id) else {
+            return false;
         };
-        let url = guard.options.cancel_url_for(job, contract);
-        let body = GuardOptions::cancel_body(contract, tab_id);
+        if self.cancel_barred(id, contract).is_some() {
+            return false;
+        }
         self.send_delivery(id, url, body, group);
+        true
     }
 
     /// Sends, with `keepalive`, the cancel of each job of query `qid` that nobody else awaits
@@ -150,10 +139,9 @@ impl<P: Platform> Machine<P> {
             return Vec::new();
         };
         let (contract, tab, jobs) = (q.contract, q.tab_id.clone(), q.jobs.clone());
-        let jobs = self.unawaited(id, jobs, &own, scope);
-        for job in &jobs {
-            self.send_cancel_raw(id, job, contract, tab.as_deref(), group);
-        }
-        jobs
+        self.unawaited(id, jobs, &own, scope)
+            .into_iter()
+            .filter(|job| self.send_cancel_raw(id, job, Some(contract), tab.as_deref(), group))
+            .collect()
     }
 }

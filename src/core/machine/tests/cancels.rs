@@ -175,3 +175,30 @@ fn a_first_cancel_that_hangs_holds_the_others_no_longer_than_a_second() {
     p.answer(post, 200, Some(json!({})));
     assert_eq!(p.cancel_outcome(second).outcome, Outcome::Cancelled);
 }
+
+#[test]
+fn a_cancel_endpoint_found_absent_is_not_asked_again_by_a_logout_or_the_pages_end() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({}));
+    for job in [JOB, "job-2", "job-3"] {
+        p.record(g, job);
+    }
+    let first = p.cancel(g, JOB, None);
+    let req = p.open_to(CANCEL).unwrap();
+    p.answer_html(req, 404);
+    assert_eq!(p.cancel_outcome(first).outcome, Outcome::Unsupported);
+    // A waiter's jobs, cancelled at the page's end as nobody else awaits them: nothing goes.
+    p.wait(g, json!(["job-2", "job-3"]), None);
+    p.handle(Event::PageHide { persisted: false });
+    let cancels: Vec<Request> = p
+        .sent
+        .iter()
+        .filter(|r| r.url.contains("/cancel"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        cancels.len(),
+        1,
+        "only the one that learned it: {cancels:?}"
+    );
+}
