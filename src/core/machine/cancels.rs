@@ -460,9 +460,6 @@ fn settle_cancel_with<P: Platform>(
         outcome.outcome,
         cancel.answered,
     );
-    if outcome.http_status == Some(401) {
-        m.unauthorized(id);
-    }
     if let Some(guard) = m.guard(id) {
         guard.store.settle_cancel(
             &cancel.job,

@@ -88,7 +88,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Sends `url` (a stop, or a cancel without a record) with `keepalive`, its answer not
-    /// read, counted in `group`.
+    /// read, counted in `group`; nothing after a 401 (until the next login).
     pub(super) fn send_delivery(
         &mut self,
         id: GuardId,
@@ -96,7 +96,10 @@ impl<P: Platform> Machine<P> {
         body: Option<String>,
         group: Option<u32>,
     ) {
-        let timeout = self.guard(id).map_or(0, |g| g.options.timeout_ms);
+        let Some(guard) = self.guard(id).filter(|g| !g.unauthenticated) else {
+            return;
+        };
+        let timeout = guard.options.timeout_ms;
         let purpose = Purpose::Delivery {
             guard: id,
             group: group.unwrap_or(0),

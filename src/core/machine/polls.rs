@@ -214,10 +214,9 @@ impl<P: Platform> Machine<P> {
         };
         match answer {
             PollAnswer::SignedOut => {
-                // Said once, here and to the session's other tabs (the app's cue to sign in
-                // again); the next login resumes following.
+                // Said once, as every 401 is, where its answer comes in; the next login resumes
+                // following.
                 guard.follow.round = None;
-                self.unauthorized(id);
             }
             PollAnswer::Forbidden => {
                 guard.follow.round = None;

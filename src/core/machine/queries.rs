@@ -237,11 +237,6 @@ impl<P: Platform> Machine<P> {
                     });
                     outcome.cancelling = cancelling;
                 }
-                if outcome.outcome == QueryResult::Unauthenticated
-                    && outcome.http_status == Some(401)
-                {
-                    self.unauthorized(id);
-                }
                 self.finish_query(id, qid, outcome, result);
             }
             Step::Wait(input) => self.query_wait(id, qid, input),

@@ -307,7 +307,13 @@ impl<P: Platform> Machine<P> {
             return;
         }
         open.declared = Some(answer.content_length.clone());
-        match open.purpose.clone() {
+        let purpose = open.purpose.clone();
+        // A 401 to any request of a guard, whatever it was for: nothing more is sent for its
+        // session until the next login. Decided here, once, before its owner reads it.
+        if let (401, Some(guard)) = (answer.status, purpose.guard()) {
+            self.unauthorized(guard);
+        }
+        match purpose {
             Purpose::Cancel { guard, job, step } => {
                 self.cancel_answered(guard, &job, step, req, &answer)
             }

@@ -42,9 +42,6 @@ impl<P: Platform> Machine<P> {
     pub(super) fn stop_answered(&mut self, id: GuardId, qid: u32, req: ReqId, answer: &Answer) {
         self.end(req, true);
         let result = classify_stop(answer.status);
-        if answer.status == 401 {
-            self.unauthorized(id);
-        }
         let Some(q) = self.query_mut(id, qid) else {
             return;
         };
@@ -115,9 +112,12 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    /// Whether the page ended for guard `id`.
+    /// Whether a stop of guard `id` is sent no more: the page ended, or a 401 came (nothing
+    /// is sent until the next login).
     pub(super) fn ended(&self, id: GuardId) -> bool {
-        self.guards.iter().any(|g| g.id == id && g.ended)
+        self.guards
+            .iter()
+            .any(|g| g.id == id && (g.ended || g.unauthenticated))
     }
 
     /// Whether a stop of query `qid` waits to be sent again.

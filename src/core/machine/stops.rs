@@ -148,7 +148,9 @@ impl<P: Platform> Machine<P> {
         let guard = self.guard(id)?;
         let timeout = guard.options.timeout_ms;
         let q = guard.queries.iter().find(|q| q.id == qid)?;
-        let sends = manner != Manner::Closing || guard.cancels_on_close(q.wait.cancel_on_close);
+        // After a 401 nothing is sent until the next login.
+        let sends = !guard.unauthenticated
+            && (manner != Manner::Closing || guard.cancels_on_close(q.wait.cancel_on_close));
         let q = self.query_mut(id, qid)?;
         let req = q.req.take();
         let stop = q.life.client_id.as_deref().map(stop_body);

@@ -338,3 +338,26 @@ fn debug_storm() {
         p.to(Method::Post, STOP).len()
     );
 }
+
+#[test]
+fn after_a_401_to_a_stop_nothing_more_is_sent_for_the_session_not_even_at_the_pages_end() {
+    let mut p = Page::new();
+    let (g, _) = with_probe(&mut p, json!({}), "POST");
+    let signal = p.signal();
+    p.query(g, Some(signal));
+    // The first query's stop is answered 401: the session is gone on the server.
+    p.handle(Event::Aborted(signal));
+    let sent = p.sent.len();
+    let stop = p.open_to(STOP).unwrap();
+    p.answer(stop, 401, None);
+    p.handle(Event::PageHide { persisted: false });
+    let stopped = p.promise();
+    p.m.logout(g, stopped).unwrap();
+    p.pump();
+    assert_eq!(
+        p.sent.len(),
+        sent,
+        "nothing after the 401: {:?}",
+        &p.sent[sent..]
+    );
+}
