@@ -169,15 +169,26 @@ fn drain() {
         let Some(event) = next else {
             break;
         };
-        let effects = MACHINE.with(|m| {
-            m.try_borrow_mut().map_or_else(
-                |_| Vec::new(),
-                |mut m| {
-                    m.handle(event);
-                    m.effects()
-                },
-            )
+        let effects = MACHINE.with(|m| match m.try_borrow_mut() {
+            Ok(mut m) => {
+                m.handle(event);
+                Ok(m.effects())
+            }
+            Err(_) => Err(event),
         });
+        let effects = match effects {
+            Ok(effects) => effects,
+            Err(event) => {
+                // The machine is in a call (page code reached from inside it): the event waits for
+                // its end, where the call drains the queue.
+                QUEUE.with(|q| {
+                    if let Ok(mut q) = q.try_borrow_mut() {
+                        q.push_front(event);
+                    }
+                });
+                break;
+            }
+        };
         perform(effects);
     }
     RUNNING.with(|r| r.set(false));

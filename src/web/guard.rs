@@ -40,16 +40,12 @@ pub struct JobGuard {
 }
 
 /// `free()` (or the page's end): the guard's queries are stopped, its waiters settle, and its
-/// listeners go at once; what it still sends goes with its `fetch` and headers.
+/// listeners hear nothing more (the machine tells a freed guard nothing); what it still sends
+/// goes with its `fetch` and headers, until the machine says it is gone.
 impl Drop for JobGuard {
     fn drop(&mut self) {
-        let id = self.id;
-        handles(|h| {
-            if let Some(g) = h.guard(id) {
-                g.listeners.clear();
-            }
-        });
-        let _ = call(|m| m.free(id));
+        // An event: handed over now, or after the call running, if it came from inside one.
+        exec::dispatch(crate::core::machine::Event::Freed(self.id));
     }
 }
 

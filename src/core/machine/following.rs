@@ -160,10 +160,10 @@ impl<P: Platform> Machine<P> {
             return;
         };
         let shared = guard.shared();
-        let absent = guard.stream_absent;
+        let may = guard.may_follow();
         let name = lock_name(&guard.options.namespace, guard.options.contract);
         let follow = &mut guard.follow;
-        if follow.holders.is_empty() || guard.frozen || guard.ended || absent || guard.freed {
+        if follow.holders.is_empty() || !may {
             return;
         }
         match follow.state.clone() {

@@ -54,6 +54,18 @@ impl<P: Platform> GuardState<P> {
         self.store.storage_status().kind != StorageMode::Memory
     }
 
+    /// Whether `follow()` may poll for it now: not after a 401 or a poll's 403 (until the next
+    /// login), not where the server has no stream, not in the back/forward cache, not once the
+    /// page ended or the guard was freed.
+    pub(super) fn may_follow(&self) -> bool {
+        !(self.unauthenticated
+            || self.forbidden
+            || self.stream_absent
+            || self.frozen
+            || self.ended
+            || self.freed)
+    }
+
     /// Whether the page's end cancels what a call awaits (`own`: the call's `cancelOnClose`,
     /// else the guard's).
     pub(super) fn cancels_on_close(&self, own: Option<bool>) -> bool {
@@ -235,7 +247,12 @@ impl<P: Platform> Machine<P> {
 
     /// Tells guard `id`'s listeners of `change`; something new to follow wakes its
     /// `follow()`.
+    /// Tells guard `id`'s listeners of `change`, unless it was freed (its listeners went with
+    /// it; what it still has running ends unheard).
     pub(super) fn notify(&mut self, id: GuardId, change: Change, source: Source) {
+        if self.guards.iter().any(|g| g.id == id && g.freed) {
+            return;
+        }
         self.emit(Effect::Notify {
             guard: id,
             change,

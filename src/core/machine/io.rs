@@ -133,6 +133,9 @@ pub enum Event {
     },
     /// A lock [`Effect::Lock`] asked for is held (or, with no lock manager, need not be).
     Locked(LockId),
+    /// The app let the guard go (`free()`, or its JS object collected): as
+    /// [`Machine::free`].
+    Freed(GuardId),
 }
 
 /// What a promise settles with.

@@ -153,6 +153,7 @@ impl<P: Platform> Machine<P> {
             Event::PageHide { persisted } => self.page_hide(persisted),
             Event::PageShow { persisted } => self.page_show(persisted),
             Event::Locked(lock) => self.locked(lock),
+            Event::Freed(id) => self.free(id),
         }
         self.settle_waits();
     }

@@ -76,11 +76,11 @@ impl<P: Platform> Machine<P> {
             return;
         };
         guard.follow.state = Loop::Idle;
-        if guard.unauthenticated || guard.forbidden {
-            return self.pause_follow(id);
-        }
         if guard.stream_absent {
             return self.end_follow(id);
+        }
+        if !guard.may_follow() {
+            return self.pause_follow(id);
         }
         let contract = guard.options.contract;
         let running = guard.store.running(contract);

@@ -39,14 +39,7 @@ impl<P: Platform> Machine<P> {
         let elsewhere = match (scope, self.guard(id)) {
             (Scope::Heard, _) | (_, None) => Vec::new(),
             (Scope::Abort, Some(g)) => g.store.awaited_elsewhere(&page),
-            (Scope::Logout, Some(g)) => {
-                let listed = g.store.elsewhere(&page);
-                listed
-                    .jobs
-                    .into_iter()
-                    .filter(|j| !listed.queries.contains(j))
-                    .collect()
-            }
+            (Scope::Logout, Some(g)) => g.store.elsewhere(&page).plain(),
         };
         let cancelling: Vec<Vec<String>> = self
             .guards

@@ -53,6 +53,15 @@ impl Awaited {
         self.jobs.is_empty() && self.stops.is_empty()
     }
 
+    /// The jobs a plain waiter awaits (not only queries): `queries` lists none of them.
+    pub fn plain(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| !self.queries.contains(j))
+            .cloned()
+            .collect()
+    }
+
     /// Adds `other`'s, each once.
     fn merge(&mut self, other: Awaited) {
         for job in other.jobs {
