@@ -38,8 +38,6 @@ pub(super) struct Req {
     pub(super) controller: Option<AbortController>,
     pub(super) response: Option<JsValue>,
     pub(super) kept: Option<JsValue>,
-    /// Its body was asked for (nothing is left to let arrive at its end).
-    pub(super) read: bool,
     pub(super) limit: crate::core::endpoints::Limit,
 }
 

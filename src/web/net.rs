@@ -105,7 +105,6 @@ pub(super) fn send(request: Request) {
                 controller,
                 response: None,
                 kept: None,
-                read: false,
                 limit: Limit::Body,
             },
         ))
@@ -171,7 +170,6 @@ fn answered(req: JsValue, response: JsValue) {
 pub(super) fn read(req: ReqId, limit: Limit) {
     let response = handles(|h| {
         let r = h.request(req)?;
-        r.read = true;
         r.limit = limit;
         r.response.clone()
     })
@@ -240,8 +238,9 @@ fn parse(text: &JsString) -> Option<JsValue> {
     parse.call1(&json, text).ok()
 }
 
-/// Request `req` is done with: its handle goes; its request is aborted, or first (`drain`,
-/// an answer whose body was not read) its body is let arrive, within [`UNREAD_BODY_MS`].
+/// Request `req` is done with: its handle goes; its request is aborted, or first (`drain`: the
+/// machine's word that its body was not read and may arrive) its body is let arrive, within
+/// [`UNREAD_BODY_MS`].
 pub(super) fn end(req: ReqId, drain: bool) {
     let Some(handle) = handles(|h| h.take_request(req)).flatten() else {
         return;
@@ -249,7 +248,7 @@ pub(super) fn end(req: ReqId, drain: bool) {
     let Some(controller) = handle.controller else {
         return;
     };
-    let reading = match (&handle.response, drain && !handle.read) {
+    let reading = match (&handle.response, drain) {
         (Some(response), true) => Reflect::get(response, &JsValue::from_str("text"))
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok())

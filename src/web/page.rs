@@ -35,10 +35,9 @@ extern "C" {
     fn queue_microtask(callback: &JsValue) -> Result<(), JsValue>;
 }
 
-/// How many connections the browser keeps to the page's server: six over HTTP/1.1 (every
-/// browser's limit per host), no limit over HTTP/2 and HTTP/3, as the page's own navigation
-/// came.
-fn connections() -> Option<usize> {
+/// The protocol the page's own navigation came over (`nextHopProtocol`: `http/1.1`, `h2`,
+/// `h3`, or `""` where the browser does not say); `None` without a navigation entry.
+fn protocol() -> Option<String> {
     let performance = Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).ok()?;
     let entries = Reflect::get(&performance, &JsValue::from_str("getEntriesByType"))
         .ok()?
@@ -51,7 +50,7 @@ fn connections() -> Option<usize> {
         .and_then(|e| Reflect::get(&e, &JsValue::from_str("nextHopProtocol")).ok())
         .and_then(|p| p.as_string())
         .unwrap_or_default();
-    (!matches!(protocol.as_str(), "h2" | "h3")).then_some(6)
+    Some(protocol)
 }
 
 /// Whether `event` is `persisted` (into or out of the back/forward cache).
@@ -73,8 +72,8 @@ pub(super) fn join(namespace: &str) {
     let first = PAGE.with(|p| p.try_borrow().is_ok_and(|p| p.listening.is_none()));
     if first {
         // Outside the page's borrow: what the machine then does may post to a channel.
-        let connections = connections();
-        let _ = super::exec::call(|m| m.set_connections(connections));
+        let protocol = protocol();
+        let _ = super::exec::call(|m| m.set_protocol(protocol.as_deref()));
     }
     PAGE.with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else {

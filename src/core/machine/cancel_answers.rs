@@ -6,7 +6,7 @@ use super::super::cancel_flow::Answer as CancelAnswer;
 use super::super::endpoints::{declared_too_long, read_status, reading, Limit, Read};
 use super::super::response::Reply;
 use super::cancels::At;
-use super::io::{Answer, Body, Effect, GuardId, ReqId};
+use super::io::{Answer, Body, GuardId, ReqId};
 use super::requests::CancelStep;
 use super::{Machine, Platform};
 
@@ -37,18 +37,12 @@ impl<P: Platform> Machine<P> {
                 Read::Text => {
                     let pending = Some((status, answer.retry_after.clone()));
                     self.set_cancel_at(id, job, At::Sending(req, pending));
-                    self.emit(Effect::Read {
-                        req,
-                        limit: Limit::Body,
-                    });
+                    self.read_body(req, Limit::Body);
                 }
             },
             CancelStep::Status => {
                 if (200..=299).contains(&status) && read == Read::Text {
-                    self.emit(Effect::Read {
-                        req,
-                        limit: Limit::Body,
-                    });
+                    self.read_body(req, Limit::Body);
                 } else {
                     self.end(req, true);
                     self.cancel_status(id, job, None);

@@ -8,7 +8,7 @@ use super::super::chart::{classify_chart, classify_result, no_answer, ChartAnswe
 use super::super::client_ids::AfterAnswer;
 use super::super::endpoints::{declared_too_long, is_json_type, json_within_limits, Limit};
 use super::super::query::Phase;
-use super::io::{Answer, Body, Effect, GuardId, ReqId};
+use super::io::{Answer, Body, GuardId, ReqId};
 use super::{Machine, Platform};
 
 impl<P: Platform> Machine<P> {
@@ -35,10 +35,7 @@ impl<P: Platform> Machine<P> {
                 && !declared_too_long(answer.content_length.as_deref(), Limit::Body)
             {
                 q.reading = Some(202);
-                return self.emit(Effect::Read {
-                    req,
-                    limit: Limit::Body,
-                });
+                return self.read_body(req, Limit::Body);
             }
             self.end(req, true);
             return self.late_ended(id, qid);
@@ -81,7 +78,7 @@ impl<P: Platform> Machine<P> {
             if let Some(q) = self.query_mut(id, qid) {
                 q.reading = Some(status);
             }
-            return self.emit(Effect::Read { req, limit });
+            return self.read_body(req, limit);
         }
         self.end(req, !json);
         let read = if phase == Phase::Fetching {

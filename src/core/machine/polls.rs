@@ -14,7 +14,7 @@ use super::super::tabs::Change;
 use super::super::task::StatusChange;
 use super::super::waiters::Waiters;
 use super::following::Loop;
-use super::io::{Answer, Body, Effect, GuardId, Method, ReqId};
+use super::io::{Answer, Body, GuardId, Method, ReqId};
 use super::requests::Purpose;
 use super::{Machine, Platform};
 
@@ -145,20 +145,14 @@ impl<P: Platform> Machine<P> {
         };
         if round.reading.is_some() {
             if ok && json {
-                return self.emit(Effect::Read {
-                    req,
-                    limit: Limit::Body,
-                });
+                return self.read_body(req, Limit::Body);
             }
             self.end(req, true);
             return self.read_back(id, None);
         }
         if ok && json {
             round.status = Some((answer.status, answer.retry_after.clone()));
-            return self.emit(Effect::Read {
-                req,
-                limit: Limit::Page,
-            });
+            return self.read_body(req, Limit::Page);
         }
         let sent_cursor = round.sent_cursor;
         self.end(req, true);

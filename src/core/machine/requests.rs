@@ -3,10 +3,13 @@
 //! deadline; every request ends with [`Effect::End`], so the executor keeps no handle longer
 //! than the machine needs it.
 
-use super::super::endpoints::drains_unread;
+use super::super::endpoints::{drains_unread, Limit};
 use super::io::{Answer, Body, Effect, GuardId, Method, ReqId, Request, TimerId};
 use super::servers::stop_key_for;
 use super::{Machine, Platform};
+
+/// How many connections a browser keeps per server over HTTP/1.1.
+const HTTP1_CONNECTIONS: usize = 6;
 
 /// What a cancel's request is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +89,8 @@ pub(super) struct Open {
     deadline: Option<TimerId>,
     /// The answer's declared length, once answered (whether an end lets its body arrive).
     declared: Option<Option<String>>,
+    /// Its body was asked for ([`Effect::Read`]): nothing is left to let arrive at its end.
+    read: bool,
     /// A chart-data request waiting for one of the page's connections: not sent yet, with its
     /// timeout.
     waiting: Option<(Request, u64)>,
@@ -135,6 +140,7 @@ impl<P: Platform> Machine<P> {
             purpose,
             deadline: None,
             declared: None,
+            read: false,
             waiting: None,
         };
         // Behind what waits before it: everything, for a chart-data request; the others, for
@@ -155,7 +161,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Whether a request of guard `id` to `url` (a chart-data request, `chart`) may go now. The
-    /// browser keeps a few connections per server over HTTP/1.1 ([`Machine::set_connections`])
+    /// browser keeps a few connections per server over HTTP/1.1 ([`Machine::set_protocol`])
     /// and queues the rest, in no order the guard can see; the guard queues its requests
     /// itself instead: what it sent is on the wire, a chart-data request superseded before it
     /// left is dropped with nothing sent, and a stop, a cancel or a poll goes before the
@@ -216,10 +222,14 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    /// How many connections the browser keeps to the page's server (`None`: as many as it
-    /// needs, over HTTP/2 or HTTP/3).
-    pub fn set_connections(&mut self, connections: Option<usize>) {
-        self.connections = connections;
+    /// The protocol the page came over (`None`: not known, not a page): how many connections
+    /// the browser keeps to its server. Six over HTTP/1.1 (every browser's limit per host, and
+    /// what a browser that does not say is taken to keep); no limit over HTTP/2 and HTTP/3.
+    pub fn set_protocol(&mut self, protocol: Option<&str>) {
+        self.connections = match protocol {
+            None | Some("h2" | "h3") => None,
+            Some(_) => Some(HTTP1_CONNECTIONS),
+        };
     }
 
     /// Whether request `req` has left (it may be waiting for a connection).
@@ -242,6 +252,7 @@ impl<P: Platform> Machine<P> {
         // Never sent: nothing left the page.
         if open.waiting.is_none() {
             let drain = drain
+                && !open.read
                 && open
                     .declared
                     .as_ref()
@@ -251,6 +262,14 @@ impl<P: Platform> Machine<P> {
         if open.busy() {
             self.send_waiting();
         }
+    }
+
+    /// Reads request `req`'s body, within `limit`.
+    pub(super) fn read_body(&mut self, req: ReqId, limit: Limit) {
+        if let Some(open) = self.open.iter_mut().find(|o| o.req == req) {
+            open.read = true;
+        }
+        self.emit(Effect::Read { req, limit });
     }
 
     /// Moves request `req`'s deadline to `ms` from now.

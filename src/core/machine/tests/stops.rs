@@ -265,7 +265,7 @@ const CONFIRM: u64 = crate::core::machine::stop_requests::CONFIRM_MS;
 #[test]
 fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothing_sent() {
     let mut p = Page::new();
-    p.m.set_connections(Some(6));
+    p.m.set_protocol(Some("http/1.1"));
     let (g, first) = with_probe(&mut p, json!({}), "POST");
     fail_first(&mut p, first);
     let mut running: Vec<(PromiseId, SignalId)> = Vec::new();
@@ -317,7 +317,7 @@ fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothin
 #[test]
 fn debug_storm() {
     let mut p = Page::new();
-    p.m.set_connections(Some(6));
+    p.m.set_protocol(Some("http/1.1"));
     let (g, first) = with_probe(&mut p, json!({}), "POST");
     fail_first(&mut p, first);
     let mut signals: Vec<SignalId> = Vec::new();
