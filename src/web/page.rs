@@ -228,10 +228,10 @@ thread_local! {
 }
 
 /// Asks for the Web Lock `name`; without a lock manager (an insecure context, an old
-/// browser), or one that refuses, the loop runs without one.
+/// browser), or one that refuses, the machine hears so (what follows is its to decide).
 pub(super) fn lock(lock: LockId, name: &str) {
     let Some(locks) = locks() else {
-        return dispatch(Event::Locked(lock));
+        return dispatch(Event::NoLock(lock));
     };
     let controller = AbortController::new().ok();
     let options = Object::new();
@@ -250,7 +250,7 @@ pub(super) fn lock(lock: LockId, name: &str) {
         }
         Err(_) => {
             handles(|h| h.locks.retain(|(l, _, _)| *l != lock));
-            dispatch(Event::Locked(lock));
+            dispatch(Event::NoLock(lock));
         }
     }
 }

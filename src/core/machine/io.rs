@@ -131,8 +131,11 @@ pub enum Event {
     PageShow {
         persisted: bool,
     },
-    /// A lock [`Effect::Lock`] asked for is held (or, with no lock manager, need not be).
+    /// A lock [`Effect::Lock`] asked for is held.
     Locked(LockId),
+    /// A lock [`Effect::Lock`] asked for cannot be had: the page has no lock manager (an
+    /// insecure context, an old browser), or it refused.
+    NoLock(LockId),
     /// The app let the guard go (`free()`, or its JS object collected): as
     /// [`Machine::free`].
     Freed(GuardId),

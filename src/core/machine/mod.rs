@@ -97,6 +97,10 @@ pub struct Machine<P: Platform> {
     groups: Vec<Group>,
     /// How many connections the browser keeps to the page's server (`None`: no limit).
     connections: Option<usize>,
+    /// A connection was freed: what waits for one goes once the event or call that freed it
+    /// has made all its decisions (a logout, a signal or the page's end stops many queries
+    /// at once, and the first one's connection must not send the next one's request).
+    hand_on: bool,
 }
 
 impl<P: Platform> Machine<P> {
@@ -113,11 +117,16 @@ impl<P: Platform> Machine<P> {
             servers: Servers::default(),
             groups: Vec::new(),
             connections: None,
+            hand_on: false,
         }
     }
 
-    /// The effects asked for since the last call, in order.
+    /// The effects asked for since the last call, in order (the requests that waited for a
+    /// connection freed meanwhile among them).
     pub fn effects(&mut self) -> Vec<Effect> {
+        if std::mem::take(&mut self.hand_on) {
+            self.send_waiting();
+        }
         std::mem::take(&mut self.out)
     }
 
@@ -153,6 +162,9 @@ impl<P: Platform> Machine<P> {
             Event::PageHide { persisted } => self.page_hide(persisted),
             Event::PageShow { persisted } => self.page_show(persisted),
             Event::Locked(lock) => self.locked(lock),
+            // Without locks there is no one poller of the browser: each tab polls for itself,
+            // as if it held the lock (the cursor in storage is still shared).
+            Event::NoLock(lock) => self.locked(lock),
             Event::Freed(id) => self.free(id),
         }
         self.settle_waits();

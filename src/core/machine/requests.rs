@@ -188,13 +188,21 @@ impl<P: Platform> Machine<P> {
     }
 
     /// The requests waiting for a connection go, as far as there are free ones: the others
-    /// first, then the chart-data requests, each in the order they came.
-    fn send_waiting(&mut self) {
+    /// first, then the chart-data requests, each in the order they came; none of a guard whose
+    /// page ended.
+    pub(super) fn send_waiting(&mut self) {
+        let ended: Vec<GuardId> = self
+            .guards
+            .iter()
+            .filter(|g| g.ended)
+            .map(|g| g.id)
+            .collect();
         loop {
             let next = self
                 .open
                 .iter()
                 .filter(|o| o.waiting.is_some())
+                .filter(|o| o.purpose.guard().is_none_or(|g| !ended.contains(&g)))
                 .min_by_key(|o| o.chart())
                 .and_then(|o| {
                     let (r, _) = o.waiting.as_ref()?;
@@ -260,7 +268,7 @@ impl<P: Platform> Machine<P> {
             self.emit(Effect::End { req, drain });
         }
         if open.busy() {
-            self.send_waiting();
+            self.hand_on = true;
         }
     }
 

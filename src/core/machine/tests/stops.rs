@@ -361,3 +361,42 @@ fn after_a_401_to_a_stop_nothing_more_is_sent_for_the_session_not_even_at_the_pa
         &p.sent[sent..]
     );
 }
+
+#[test]
+fn at_the_pages_end_and_a_logout_no_request_waiting_for_a_connection_leaves() {
+    for end in ["page end", "logout", "one signal"] {
+        let mut p = Page::new();
+        p.m.set_protocol(Some("http/1.1"));
+        // A synchronous server without the stop endpoint (6.1.0 with the flag off): every
+        // connection carries chart data, and a stopped query's request is ended at once.
+        let (g, first) = with_probe(&mut p, json!({}), "GET");
+        let req = p.open_to(CHART).unwrap();
+        p.answer(req, 200, Some(json!({"result": [{"data": []}]})));
+        assert!(p.outcome(first).is_some());
+        let signal = p.signal();
+        let queries: Vec<PromiseId> = (0..20).map(|_| p.query(g, Some(signal))).collect();
+        let before = p.to(Method::Post, CHART).len();
+        assert_eq!(before - 1, 6, "six out, fourteen waiting");
+        match end {
+            "page end" => p.handle(Event::PageHide { persisted: false }),
+            "logout" => {
+                let stopped = p.promise();
+                p.m.logout(g, stopped).unwrap();
+                p.pump();
+            }
+            _ => p.handle(Event::Aborted(signal)),
+        }
+        assert_eq!(
+            p.to(Method::Post, CHART).len(),
+            before,
+            "{end}: the first stopped query's connection sent none of the others"
+        );
+        for promise in &queries[6..] {
+            assert_eq!(
+                p.query_outcome(*promise).0.stop,
+                Some(StopResult::NotSent),
+                "{end}"
+            );
+        }
+    }
+}
