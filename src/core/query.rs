@@ -94,7 +94,7 @@ pub struct QueryOutcome {
     #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown"))]
     pub result: (),
     /// The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it); `null`
-    /// when it carried none (a server that refuses the field: [`super::client_ids`]).
+    /// when it carried none (a server without the stop endpoint refuses the field).
     pub client_id: Option<String>,
     /// The jobs (a task's uuid for a task) a `202` named.
     pub job_ids: Vec<String>,

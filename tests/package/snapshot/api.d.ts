@@ -477,7 +477,7 @@ export interface QueryOutcome {
     result: unknown;
     /**
      * The `client_id` the request carried (`POST /api/v1/chart/data/stop` takes it); `null`
-     * when it carried none (a server that refuses the field: [`super::client_ids`]).
+     * when it carried none (a server without the stop endpoint refuses the field).
      */
     clientId: string | null;
     /**
