@@ -1,5 +1,5 @@
 // `npm run bench`'s "before": the package as built at another commit (by default the last one
-// before issue #43's work, dca6fdf), in a git worktree under target/bench/before/, with its own
+// before issue #49's work, b59869d; #43's was dca6fdf), in a git worktree under target/bench/before/, with its own
 // scripts/build.sh, so that `bench/run.mjs compare=target/bench/before` measures it beside this
 // checkout in one run. Built once per commit (a stamp file says which); `before=<rev>` picks
 // another commit. Its cargo target folder is target/bench/before-target/, apart from this one's.
@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const BEFORE_43 = "dca6fdf";
+export const BEFORE_49 = "b59869d";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const rev = process.argv.find((a) => a.startsWith("before="))?.slice(7) ?? BEFORE_43;
+const rev = process.argv.find((a) => a.startsWith("before="))?.slice(7) ?? BEFORE_49;
 const dir = join(ROOT, "target", "bench", "before");
 const stamp = join(dir, ".bench-built");
 const git = (...args) => execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8" }).trim();

@@ -1,8 +1,9 @@
 // npm run bench:memory: one long-lived guard (maxJobs: 10, storage "memory") and one app
 // AbortSignal across every cancel, 100,000 record/cancel cycles, each cancel answered 200 by a
-// fetch of the test's own; prints the wasm memory (pages of 64 KiB) as it goes. Flat once warm
+// fetch of the test's own; prints the wasm memory (pages of 64 KiB) as it goes (and writes
+// target/bench/memory.json). Flat once warm
 // means every table the machine keeps is bounded. Node, the built package (pkg/).
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 
 import init, { JobGuard } from "superset-job-guard";
 
@@ -36,4 +37,9 @@ const last = seen.at(-1)[1];
 console.log(
   `\n${new Date().toISOString()} · node ${process.version} · ${CYCLES.toLocaleString("en-US")} cycles in ${((performance.now() - started) / 1000).toFixed(1)} s · ` +
     `from 10,000 cycles (warm) to the end: ${warm} → ${last} pages (${last === warm ? "flat" : `+${last - warm}`})`,
+);
+await mkdir(new URL("../target/bench/", import.meta.url), { recursive: true });
+await writeFile(
+  new URL("../target/bench/memory.json", import.meta.url),
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, cycles: CYCLES, marks: seen, warm, last }, null, 1),
 );
