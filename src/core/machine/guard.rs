@@ -54,6 +54,20 @@ impl<P: Platform> GuardState<P> {
         self.store.storage_status().kind != StorageMode::Memory
     }
 
+    /// The session ended or another began: a 401's or a 403's stop is over, and what is sent
+    /// is sent again.
+    pub(super) fn hears_server_again(&mut self) {
+        self.unauthenticated = false;
+        self.forbidden = false;
+    }
+
+    /// A session signed in (here or in another tab): it hears the server again, and lists
+    /// what it waits for again (what another tab's logout took belongs to the session before).
+    pub(super) fn new_session(&mut self) {
+        self.hears_server_again();
+        self.waits.entry.taken = None;
+    }
+
     /// Whether `follow()` may poll for it now: not after a 401 or a poll's 403 (until the next
     /// login), not where the server has no stream, not in the back/forward cache, not once the
     /// page ended or the guard was freed.

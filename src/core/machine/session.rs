@@ -19,10 +19,7 @@ impl<P: Platform> Machine<P> {
         let guard = self.guard(id).ok_or(GuardError::Freed)?;
         let who = session.clone();
         let signed = guard.store.sign_in(session)?;
-        // A new session lists what it waits for again, and hears the server again.
-        guard.waits.entry.taken = None;
-        guard.unauthenticated = false;
-        guard.forbidden = false;
+        guard.new_session();
         let switched = !signed
             .previous
             .as_ref()
@@ -70,8 +67,7 @@ impl<P: Platform> Machine<P> {
         self.end_poll(id);
         let guard = self.guard(id).ok_or(GuardError::Freed)?;
         let (purged, removed) = guard.store.sign_out();
-        guard.unauthenticated = false;
-        guard.forbidden = false;
+        guard.hears_server_again();
         if removed {
             self.announce(id, Change::Logout.as_str());
         }
@@ -154,8 +150,7 @@ impl<P: Platform> Machine<P> {
         let session = guard.store.session();
         let heard = hear(message, session.as_ref(), shared);
         if heard.resume_follow {
-            guard.unauthenticated = false;
-            guard.forbidden = false;
+            guard.hears_server_again();
         }
         match heard.change {
             // A 401 or 403 another tab met ends nothing here (the app decides), and nothing is
@@ -231,8 +226,7 @@ impl<P: Platform> Machine<P> {
         } else {
             guard.store.logout();
         }
-        guard.unauthenticated = false;
-        guard.forbidden = false;
+        guard.hears_server_again();
         let now = guard.store.session();
         let signed_in = now.is_some();
         self.end_cancels(id);
@@ -242,7 +236,7 @@ impl<P: Platform> Machine<P> {
         // waits for again.
         if signed_in {
             if let Some(guard) = self.guard(id) {
-                guard.waits.entry.taken = None;
+                guard.new_session();
             }
         }
         self.kick_follow(id);

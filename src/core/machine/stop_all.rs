@@ -5,7 +5,6 @@
 //! `cancelOnClose: false` keeps. Each query is stopped as [`stops`](super::stops) stops one;
 //! who else awaits a job is [`unawaited`](super::unawaited)'s.
 
-use super::super::awaited::{at_page_end, GuardWaits};
 use super::super::chart::{is_client_id, is_same_origin_path, stop_body};
 use super::super::query::QueryReason;
 use super::super::session::Session;
@@ -136,54 +135,7 @@ impl<P: Platform> Machine<P> {
             }
             return;
         }
-        let page = self.page_token();
-        let mut elsewhere: Vec<String> = Vec::new();
-        let mut allowed: Vec<Vec<String>> = Vec::new();
-        // A freed guard awaits nothing (its cancels still running are in flight).
-        for guard in &mut self.guards {
-            if guard.freed {
-                allowed.push(Vec::new());
-                continue;
-            }
-            for job in guard.store.awaited_elsewhere(&page) {
-                if !elsewhere.contains(&job) {
-                    elsewhere.push(job);
-                }
-            }
-            let jobs = guard.waits.rules.jobs(true);
-            let store = &mut guard.store;
-            allowed.push(
-                jobs.into_iter()
-                    .filter(|j| store.check_cancel(j).is_allowed())
-                    .collect(),
-            );
-        }
-        let cancelling: Vec<Vec<String>> = self
-            .guards
-            .iter()
-            .map(|g| g.cancels.iter().map(|c| c.job.clone()).collect())
-            .collect();
-
-        let decided = {
-            let views: Vec<GuardWaits> = self
-                .guards
-                .iter()
-                .zip(&cancelling)
-                .map(|(g, c)| GuardWaits {
-                    waiters: &g.waits.rules,
-                    except: &[],
-                    cancelling: c,
-                })
-                .collect();
-            at_page_end(&views, &elsewhere, |at, job| {
-                allowed.get(at).is_some_and(|a| a.iter().any(|j| j == job))
-            })
-        };
-        for (at, job) in decided {
-            if let Some(id) = self.guards.get(at).map(|g| g.id) {
-                self.send_cancel_record(id, &job, None);
-            }
-        }
+        self.cancel_at_page_end();
         let ids: Vec<GuardId> = self.guards.iter().map(|g| g.id).collect();
         for id in ids {
             if let Some(guard) = self.guard(id) {

@@ -1,10 +1,10 @@
-//! What a stop cancels, and how those cancels are sent. Who else awaits a job is
+//! What a stop or the page's end cancels, and how those cancels are sent. Who else awaits a job is
 //! [`awaited`](super::super::awaited)'s one rule, over the page's guards and what the other
 //! tabs' entries say; which of those entries count is the stop's [`Scope`]. A cancel goes
 //! through `cancel()`'s path (its answers read) where the app stopped the job, or with
 //! `keepalive` and its answer not read where the session or the page ends.
 
-use super::super::awaited::{unawaited, GuardWaits};
+use super::super::awaited::{at_page_end, unawaited, GuardWaits};
 use super::super::response::Contract;
 use super::io::GuardId;
 use super::{Machine, Platform};
@@ -41,15 +41,8 @@ impl<P: Platform> Machine<P> {
             (Scope::Abort, Some(g)) => g.store.awaited_elsewhere(&page),
             (Scope::Logout, Some(g)) => g.store.elsewhere(&page).plain(),
         };
-        let cancelling: Vec<Vec<String>> = self
-            .guards
-            .iter()
-            .map(|g| match g.id == id {
-                // Its own cancel in flight is joined, not left alone.
-                true => Vec::new(),
-                false => g.cancels.iter().map(|c| c.job.clone()).collect(),
-            })
-            .collect();
+        // Its own cancel in flight is joined, not left alone.
+        let cancelling = self.cancelling(Some(id));
         let views: Vec<GuardWaits> = self
             .guards
             .iter()
@@ -61,6 +54,67 @@ impl<P: Platform> Machine<P> {
             })
             .collect();
         unawaited(jobs, &views, &elsewhere)
+    }
+
+    /// The jobs each guard of the page has a `cancel()` in flight for (but guard `except`'s).
+    fn cancelling(&self, except: Option<GuardId>) -> Vec<Vec<String>> {
+        self.guards
+            .iter()
+            .map(|g| match Some(g.id) == except {
+                true => Vec::new(),
+                false => g.cancels.iter().map(|c| c.job.clone()).collect(),
+            })
+            .collect()
+    }
+
+    /// The page's end: what the page's waiters await and no other waiter of the browser does
+    /// is cancelled with `keepalive` ([`at_page_end`]), each job once, by the first guard whose
+    /// waiter would cancel it and whose session may; the other tabs' waits of every guard's
+    /// namespace count, and every guard's cancels in flight. A freed guard awaits nothing.
+    pub(super) fn cancel_at_page_end(&mut self) {
+        let page = self.page_token();
+        let mut elsewhere: Vec<String> = Vec::new();
+        let mut allowed: Vec<Vec<String>> = Vec::new();
+        for guard in &mut self.guards {
+            if guard.freed {
+                allowed.push(Vec::new());
+                continue;
+            }
+            for job in guard.store.awaited_elsewhere(&page) {
+                if !elsewhere.contains(&job) {
+                    elsewhere.push(job);
+                }
+            }
+            let jobs = guard.waits.rules.jobs(true);
+            let store = &mut guard.store;
+            allowed.push(
+                jobs.into_iter()
+                    .filter(|j| store.check_cancel(j).is_allowed())
+                    .collect(),
+            );
+        }
+        let cancelling = self.cancelling(None);
+        let decided = {
+            let views: Vec<GuardWaits> = self
+                .guards
+                .iter()
+                .zip(&cancelling)
+                .map(|(g, cancelling)| GuardWaits {
+                    waiters: &g.waits.rules,
+                    except: &[],
+                    cancelling,
+                })
+                .collect();
+            at_page_end(&views, &elsewhere, |at, job| {
+                allowed.get(at).is_some_and(|a| a.iter().any(|j| j == job))
+            })
+        };
+        for (at, job) in decided {
+            if let Some(id) = self.guards.get(at).map(|g| g.id) {
+                // Its record allowed it above: sent as its record says.
+                self.send_cancel_raw(id, &job, None, None, None);
+            }
+        }
     }
 
     /// Cancels, through `cancel()`'s path, each of `jobs` of guard `id` that the app's stop
