@@ -197,6 +197,11 @@ pub fn is_json_type(kind: &str) -> bool {
     kind.starts_with("application/json") || kind.contains("+json")
 }
 
+/// An HTTP status as JS gives it: a whole number from 0 to 999, else none.
+pub fn http_status(value: f64) -> Option<u16> {
+    (value.fract() == 0.0 && (0.0..=999.0).contains(&value)).then_some(value as u16)
+}
+
 /// What a cancel answer's body says, as far as it can be told without reading it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Read {

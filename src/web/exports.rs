@@ -36,10 +36,10 @@ pub fn classify_cancel_response(
     // A whole number from 0 to 999; anything else (not a number: a BigInt, a Symbol, ...) reads
     // as 0, a failure that is not retried. Taken as any value: a number parameter would make
     // wasm-bindgen's glue throw a TypeError for a Symbol or a BigInt.
-    let status = match http_status.as_f64() {
-        Some(n) if (0.0..=999.0).contains(&n) && n.fract() == 0.0 => n as u16,
-        _ => 0,
-    };
+    let status = http_status
+        .as_f64()
+        .and_then(crate::core::endpoints::http_status)
+        .unwrap_or(0);
     let contract = from_js(&contract, GuardError::InvalidOptions, |d| Contract::read(d))?;
     // Every body is read with the guard's limits (length, depth): beyond them, or one that
     // cannot be copied, it is not the endpoint's answer.

@@ -140,12 +140,12 @@ fn answered(req: JsValue, response: JsValue) {
     let status = Reflect::get(&response, &JsValue::from_str("status"))
         .ok()
         .and_then(|s| s.as_f64())
-        .filter(|s| s.fract() == 0.0 && (0.0..=999.0).contains(s));
+        .and_then(crate::core::endpoints::http_status);
     let Some(status) = status else {
         return dispatch(Event::NoAnswer(req));
     };
     let answer = Answer {
-        status: status as u16,
+        status,
         redirected: Reflect::get(&response, &JsValue::from_str("redirected"))
             .ok()
             .and_then(|r| r.as_bool())

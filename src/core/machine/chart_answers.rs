@@ -6,7 +6,7 @@
 
 use super::super::chart::{classify_chart, classify_result, no_answer, ChartAnswer};
 use super::super::client_ids::AfterAnswer;
-use super::super::endpoints::{declared_too_long, is_json_type, json_within_limits, Limit};
+use super::super::endpoints::{declared_too_long, json_within_limits, Limit};
 use super::super::query::Phase;
 use super::io::{Answer, Body, GuardId, ReqId};
 use super::{Machine, Platform};
@@ -17,7 +17,7 @@ impl<P: Platform> Machine<P> {
             return self.end(req, true);
         };
         let status = answer.status;
-        let json = !answer.redirected && answer.content_type.as_deref().is_some_and(is_json_type);
+        let json = answer.is_json();
         let (phase, url) = (q.life.phase(), q.url.clone());
         let url = self.server_key(id, &url);
         if phase != Phase::Fetching {

@@ -81,6 +81,18 @@ pub struct Answer {
     pub allow: Option<String>,
 }
 
+impl Answer {
+    /// Whether its body is the endpoint's JSON: said so by its `Content-Type`, and not another
+    /// page's (reached by following a redirect).
+    pub fn is_json(&self) -> bool {
+        !self.redirected
+            && self
+                .content_type
+                .as_deref()
+                .is_some_and(super::super::endpoints::is_json_type)
+    }
+}
+
 /// What reading a body gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {

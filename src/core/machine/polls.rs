@@ -3,7 +3,7 @@
 //! of events, a `status_changes` answer), and the tasks read back after it (each running
 //! task's status after a fresh cursor, each failed task's reason), one at a time.
 
-use super::super::endpoints::{is_json_type, read_status, read_task_error, Limit};
+use super::super::endpoints::{read_status, read_task_error, Limit};
 use super::super::follow::{classify_poll, ChangesPage, EventId, PollAnswer};
 use super::super::ids::TaskId;
 use super::super::model::{JobRecord, Status, TaskStatus};
@@ -138,7 +138,7 @@ impl<P: Platform> Machine<P> {
     }
 
     pub(super) fn poll_answered(&mut self, id: GuardId, req: ReqId, answer: &Answer) {
-        let json = !answer.redirected && answer.content_type.as_deref().is_some_and(is_json_type);
+        let json = answer.is_json();
         let ok = (200..=299).contains(&answer.status);
         let Some(round) = self.round(id, req) else {
             return self.end(req, true);
