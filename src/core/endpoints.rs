@@ -166,6 +166,24 @@ impl Limit {
             Limit::Result => MAX_RESULT_CHARS,
         }
     }
+
+    /// What of a body `length` UTF-16 units long is read: all of it, its first `n` units (a
+    /// page's start: a page is cut, not refused), or none (too long to be the answer).
+    pub fn take(self, length: usize) -> Take {
+        match self.chars() {
+            chars if length <= chars => Take::Whole,
+            chars if self == Limit::Page => Take::Start(chars),
+            _ => Take::TooLong,
+        }
+    }
+}
+
+/// What of a body is read ([`Limit::take`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    Whole,
+    Start(usize),
+    TooLong,
 }
 
 /// Whether an answer's declared `Content-Length` is beyond what `limit` reads (at most 3 bytes
@@ -257,6 +275,21 @@ pub fn read_task_error(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_is_read_whole_within_its_limit_a_page_cut_and_the_rest_refused() {
+        assert_eq!(Limit::Body.take(MAX_BODY_CHARS), Take::Whole);
+        assert_eq!(Limit::Body.take(MAX_BODY_CHARS + 1), Take::TooLong);
+        assert_eq!(Limit::Result.take(MAX_RESULT_CHARS + 1), Take::TooLong);
+        assert_eq!(
+            Limit::Page.take(MAX_PAGE_CHARS + 1),
+            Take::Start(MAX_PAGE_CHARS)
+        );
+        assert_eq!(http_status(404.0), Some(404));
+        assert_eq!(http_status(404.5), None);
+        assert_eq!(http_status(1000.0), None);
+        assert_eq!(http_status(-1.0), None);
+    }
     use crate::core::quiet::Json;
     use serde_json::{json, Value};
 

@@ -10,7 +10,7 @@ use web_sys::AbortController;
 
 use super::dom;
 use super::exec::{bound, dispatch, handles, then2, Req};
-use crate::core::endpoints::{Limit, UNREAD_BODY_MS};
+use crate::core::endpoints::{Limit, Take, UNREAD_BODY_MS};
 use crate::core::machine::{Answer, Body, Event, ReqId, Request};
 
 thread_local! {
@@ -200,30 +200,27 @@ fn text_read(req: JsValue, text: JsValue) {
     let Some(text) = text.dyn_ref::<JsString>() else {
         return dispatch(Event::Body(req, Body::Broken));
     };
-    let chars = limit.chars();
-    let length = text.length() as usize;
-    let body = if length <= chars && limit == Limit::Result {
+    let body = match limit.take(text.length() as usize) {
         // Parsed where it is (a result is not copied into the module and back).
-        match parse(text) {
+        Take::Whole if limit == Limit::Result => match parse(text) {
             Some(parsed) => {
                 handles(|h| h.request(req).map(|r| r.kept = Some(parsed)));
                 Body::Kept
             }
             None => Body::Broken,
+        },
+        Take::Whole => text.as_string().map_or(Body::Broken, Body::Text),
+        Take::Start(chars) => {
+            // Not inside a surrogate pair.
+            let mut end = chars as u32;
+            if text.char_code_at(end - 1) as u32 & 0xFC00 == 0xD800 {
+                end -= 1;
+            }
+            text.slice(0, end)
+                .as_string()
+                .map_or(Body::Broken, Body::Cut)
         }
-    } else if length <= chars {
-        text.as_string().map_or(Body::Broken, Body::Text)
-    } else if limit == Limit::Page {
-        // Not inside a surrogate pair.
-        let mut end = chars as u32;
-        if text.char_code_at(end - 1) as u32 & 0xFC00 == 0xD800 {
-            end -= 1;
-        }
-        text.slice(0, end)
-            .as_string()
-            .map_or(Body::Broken, Body::Cut)
-    } else {
-        Body::TooLong
+        Take::TooLong => Body::TooLong,
     };
     dispatch(Event::Body(req, body));
 }
