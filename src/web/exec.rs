@@ -264,8 +264,8 @@ pub(super) fn then2(promise: &JsValue, ok: &Function, failed: &Function) -> bool
 }
 
 fn start_timer(timer: TimerId, ms: u64) {
-    // A browser's timer takes up to 2^31-1 ms.
-    let ms = ms.min(2_147_483_647) as f64;
+    // The machine keeps every timer within what a browser takes.
+    let ms = ms as f64;
     let callback = ON_TIMER.with(|f| bound(f.as_ref(), timer.0));
     // No timers here (not a page): the timer never comes, as nothing can wait.
     if let Ok(id) = set_timeout(&callback, ms) {

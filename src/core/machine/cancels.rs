@@ -189,14 +189,23 @@ impl<P: Platform> Machine<P> {
         }
     }
 
+    /// Cancel `job` may send nothing (a 401 came): it settles `unauthenticated`.
+    pub(super) fn cancel_unauthenticated(&mut self, id: GuardId, job: &str) {
+        if let Some(flow) = self.cancel_of(id, job).map(|c| c.flow.clone()) {
+            self.cancel_finished(id, job, unauthenticated_outcome(&flow));
+        }
+    }
+
     /// Why guard `id` may send no cancel under `contract`, if it may not: after a 401 (until
     /// the next login), to an endpoint found absent, or to a task framework switched off. Every
     /// cancel request asks this first, whether its answer is read or not.
     pub(super) fn cancel_barred(&mut self, id: GuardId, contract: Contract) -> Option<Barred> {
         let guard = self.guard(id)?;
+        // A task guard's stream answered 404: its task framework is switched off.
+        let task_guard = guard.options.contract == Contract::Task;
         let (unauthenticated, off) = (
             guard.unauthenticated,
-            guard.stream_absent && contract == Contract::Task,
+            guard.stream_absent && task_guard && contract == Contract::Task,
         );
         let template = guard.options.cancel_template(contract).to_owned();
         let template = self.server_key(id, &template);
@@ -356,8 +365,12 @@ impl<P: Platform> Machine<P> {
             return;
         };
         let outcome = if off {
+            // The task framework is off: a task guard's stream is too (its endpoint is absent
+            // for every guard through its outcome, `unsupported`).
             if let Some(guard) = self.guard(id) {
-                guard.stream_absent = true;
+                if guard.options.contract == Contract::Task {
+                    guard.stream_absent = true;
+                }
             }
             let flow = self.cancel_of(id, job).map(|c| c.flow.clone());
             match flow {

@@ -88,7 +88,7 @@ impl<P: Platform> Machine<P> {
     }
 
     /// Sends `url` (a stop, or a cancel without a record) with `keepalive`, its answer not
-    /// read, counted in `group`; nothing after a 401 (until the next login).
+    /// read, counted in `group`.
     pub(super) fn send_delivery(
         &mut self,
         id: GuardId,
@@ -96,7 +96,7 @@ impl<P: Platform> Machine<P> {
         body: Option<String>,
         group: Option<u32>,
     ) {
-        let Some(guard) = self.guard(id).filter(|g| !g.unauthenticated) else {
+        let Some(guard) = self.guard(id) else {
             return;
         };
         let timeout = guard.options.timeout_ms;

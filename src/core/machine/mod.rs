@@ -101,6 +101,8 @@ pub struct Machine<P: Platform> {
     /// has made all its decisions (a logout, a signal or the page's end stops many queries
     /// at once, and the first one's connection must not send the next one's request).
     hand_on: bool,
+    /// The requests asked for after a 401, answered 401 without leaving.
+    barred: Vec<ReqId>,
 }
 
 impl<P: Platform> Machine<P> {
@@ -118,12 +120,14 @@ impl<P: Platform> Machine<P> {
             groups: Vec::new(),
             connections: None,
             hand_on: false,
+            barred: Vec::new(),
         }
     }
 
     /// The effects asked for since the last call, in order (the requests that waited for a
     /// connection freed meanwhile among them).
     pub fn effects(&mut self) -> Vec<Effect> {
+        self.answer_barred();
         if std::mem::take(&mut self.hand_on) {
             self.send_waiting();
         }

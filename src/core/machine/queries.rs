@@ -14,6 +14,7 @@ use super::super::wait_input::{WaitInput, WaitSettings};
 use super::super::wait_outcome::WaitOutcome;
 use super::io::{Effect, GuardId, Method, PromiseId, ReqId, Settled, SignalId};
 use super::requests::Purpose;
+use super::stopped::cancel_word;
 use super::waits::Resolver;
 use super::{Machine, Platform};
 
@@ -230,11 +231,7 @@ impl<P: Platform> Machine<P> {
                     // stopped on the server as an abort would.
                     let jobs = self.query_mut(id, qid).map(|q| q.life.job_ids().to_vec());
                     let cancelling = self.cancel_unawaited(id, jobs.unwrap_or_default(), &[]);
-                    outcome.stop = Some(if cancelling.is_empty() {
-                        StopResult::NotSent
-                    } else {
-                        StopResult::Cancelling
-                    });
+                    outcome.stop = Some(cancel_word(&cancelling, StopResult::Cancelling));
                     outcome.cancelling = cancelling;
                 }
                 self.finish_query(id, qid, outcome, result);

@@ -8,6 +8,9 @@ use super::io::{Answer, Body, Effect, GuardId, Method, ReqId, Request, TimerId};
 use super::servers::stop_key_for;
 use super::{Machine, Platform};
 
+/// The longest timer a browser keeps (`setTimeout` takes up to 2^31-1 ms).
+pub const MAX_TIMER_MS: u64 = 2_147_483_647;
+
 /// How many connections a browser keeps per server over HTTP/1.1.
 const HTTP1_CONNECTIONS: usize = 6;
 
@@ -91,6 +94,8 @@ pub(super) struct Open {
     declared: Option<Option<String>>,
     /// Its body was asked for ([`Effect::Read`]): nothing is left to let arrive at its end.
     read: bool,
+    /// Asked for after a 401 to its guard: it never leaves, and its owner hears the 401.
+    barred: bool,
     /// A chart-data request waiting for one of the page's connections: not sent yet, with its
     /// timeout.
     waiting: Option<(Request, u64)>,
@@ -110,7 +115,7 @@ impl Open {
     }
 
     fn busy(&self) -> bool {
-        self.pooled() && self.waiting.is_none()
+        self.pooled() && self.waiting.is_none() && !self.barred
     }
 }
 
@@ -141,8 +146,18 @@ impl<P: Platform> Machine<P> {
             deadline: None,
             declared: None,
             read: false,
+            barred: false,
             waiting: None,
         };
+        // After a 401 nothing is sent for the session until the next login, whatever it is
+        // for: its owner hears the 401 as if the server said it again, once the event or call
+        // that asked for it has made its decisions ([`Machine::effects`]).
+        if self.guard(guard).is_some_and(|g| g.unauthenticated) {
+            open.barred = true;
+            self.open.push(open);
+            self.barred.push(req);
+            return req;
+        }
         // Behind what waits before it: everything, for a chart-data request; the others, for
         // the rest.
         let first = !self
@@ -258,7 +273,7 @@ impl<P: Platform> Machine<P> {
             self.clear_timer(timer);
         }
         // Never sent: nothing left the page.
-        if open.waiting.is_none() {
+        if open.waiting.is_none() && !open.barred {
             let drain = drain
                 && !open.read
                 && open
@@ -269,6 +284,29 @@ impl<P: Platform> Machine<P> {
         }
         if open.busy() {
             self.hand_on = true;
+        }
+    }
+
+    /// The requests asked for after a 401 are answered 401, as the server would; a cancel
+    /// settles `unauthenticated` with nothing learned of its endpoint.
+    pub(super) fn answer_barred(&mut self) {
+        while !self.barred.is_empty() {
+            for req in std::mem::take(&mut self.barred) {
+                match self.purpose_of(req) {
+                    Some(Purpose::Cancel { guard, job, .. }) => {
+                        self.end(req, false);
+                        self.cancel_unauthenticated(guard, &job);
+                    }
+                    Some(_) => {
+                        let answer = Answer {
+                            status: 401,
+                            ..Answer::default()
+                        };
+                        self.answered(req, answer);
+                    }
+                    None => {}
+                }
+            }
         }
     }
 
@@ -304,7 +342,10 @@ impl<P: Platform> Machine<P> {
             .any(|o| o.req == req && o.declared.is_some())
     }
 
+    /// Sets a timer for `wake`, `ms` from now, at most [`MAX_TIMER_MS`] (no owner asks for
+    /// longer: a waiter's deadline is a day at most).
     pub(super) fn set_timer(&mut self, wake: Wake, ms: u64) -> TimerId {
+        let ms = ms.min(MAX_TIMER_MS);
         let timer = TimerId(self.id());
         self.timers.push((timer, wake));
         self.emit(Effect::SetTimer { timer, ms });

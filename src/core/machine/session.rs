@@ -155,13 +155,8 @@ impl<P: Platform> Machine<P> {
         match heard.change {
             // A 401 or 403 another tab met ends nothing here (the app decides), and nothing is
             // sent for the session until the next login.
-            Some(Change::Unauthorized) => {
-                guard.unauthenticated = true;
-                self.pause_follow(id);
-            }
-            Some(Change::Forbidden) => {
-                guard.forbidden = true;
-                self.pause_follow(id);
+            Some(change @ (Change::Unauthorized | Change::Forbidden)) => {
+                self.mark_shut_out(id, change);
             }
             Some(_) => self.session_ended_here(id),
             None => {}

@@ -104,8 +104,18 @@ impl<P: Platform> Machine<P> {
     /// lock go until the next login: a tab that has not heard of it (one opened since) polls,
     /// and meets it itself.
     pub(super) fn shut_out(&mut self, id: GuardId, change: Change) {
+        if self.mark_shut_out(id, change) {
+            self.announce(id, change.as_str());
+            self.changed(id, change);
+        }
+    }
+
+    /// Guard `id` met a 401 ([`Change::Unauthorized`]) or a poll's 403 (here, or another tab
+    /// said so): its flag is set and `follow()` pauses until the next login. Whether it is
+    /// new.
+    pub(super) fn mark_shut_out(&mut self, id: GuardId, change: Change) -> bool {
         let Some(guard) = self.guard(id) else {
-            return;
+            return false;
         };
         let flag = match change {
             Change::Forbidden => &mut guard.forbidden,
@@ -113,10 +123,7 @@ impl<P: Platform> Machine<P> {
         };
         let new = !std::mem::replace(flag, true);
         self.pause_follow(id);
-        if new {
-            self.announce(id, change.as_str());
-            self.changed(id, change);
-        }
+        new
     }
 
     /// The page's `pagehide`. Into the back/forward cache the page may come back: `follow()`

@@ -112,12 +112,9 @@ impl<P: Platform> Machine<P> {
         }
     }
 
-    /// Whether a stop of guard `id` is sent no more: the page ended, or a 401 came (nothing
-    /// is sent until the next login).
+    /// Whether the page ended for guard `id`.
     pub(super) fn ended(&self, id: GuardId) -> bool {
-        self.guards
-            .iter()
-            .any(|g| g.id == id && (g.ended || g.unauthenticated))
+        self.guards.iter().any(|g| g.id == id && g.ended)
     }
 
     /// Whether a stop of query `qid` waits to be sent again.

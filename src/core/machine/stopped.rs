@@ -121,30 +121,32 @@ impl<P: Platform> Machine<P> {
         if let Some(reason) = reason {
             outcome.reason = Some(reason);
         }
-        outcome.stop = sent.or(Some(if waited.cancelling.is_empty() {
-            StopResult::NotSent
-        } else {
-            StopResult::Cancelling
-        }));
+        outcome.stop = sent.or(Some(cancel_word(
+            &waited.cancelling,
+            StopResult::Cancelling,
+        )));
         if !cancelling.is_empty() {
             outcome.cancelling = cancelling;
         }
         if outcome.reason == Some(QueryReason::Logout) && sent.is_none() {
-            let jobs = if self.taken_by_logout(id, qid) {
-                self.query_mut(id, qid)
-                    .map(|q| q.jobs.clone())
-                    .unwrap_or_default()
-            } else {
-                self.cancel_by_snapshot(id, qid, Scope::Heard, None)
-            };
-            outcome.stop = Some(if jobs.is_empty() {
-                StopResult::NotSent
-            } else {
-                StopResult::Sent
-            });
+            let taken = self.taken_by_logout(id, qid);
+            let jobs = self.heard_cancels(id, qid, taken);
+            outcome.stop = Some(cancel_word(&jobs, StopResult::Sent));
             outcome.cancelling = jobs;
         }
         Step::Settle { outcome, stop }
+    }
+
+    /// The cancels of query `qid`'s jobs for another tab's logout heard here: none where that
+    /// tab `taken` them (it sent them: the jobs it listed), else from what the query kept.
+    pub(super) fn heard_cancels(&mut self, id: GuardId, qid: u32, taken: bool) -> Vec<String> {
+        if taken {
+            return self
+                .query_mut(id, qid)
+                .map(|q| q.jobs.clone())
+                .unwrap_or_default();
+        }
+        self.cancel_by_snapshot(id, qid, Scope::Heard, None)
     }
 
     /// Whether another tab's logout took query `qid` with its guard's entry (its request in
@@ -186,5 +188,15 @@ impl<P: Platform> Machine<P> {
             })
             .filter_map(|q| Some((q.stop_url.clone(), q.life.client_id.clone()?)))
             .collect()
+    }
+}
+
+/// How a stop's cancels are told: nothing sent where there are none, else `sent` (`sent`, or
+/// `cancelling` while their answers are read).
+pub(super) fn cancel_word(jobs: &[String], sent: StopResult) -> StopResult {
+    if jobs.is_empty() {
+        StopResult::NotSent
+    } else {
+        sent
     }
 }

@@ -13,6 +13,7 @@ use super::super::query::{Phase, QueryReason};
 use super::io::{GuardId, SignalId};
 use super::queries::Stopped;
 use super::servers::Supersede;
+use super::stopped::cancel_word;
 use super::unawaited::Scope;
 use super::{Machine, Platform};
 
@@ -148,9 +149,7 @@ impl<P: Platform> Machine<P> {
         let guard = self.guard(id)?;
         let timeout = guard.options.timeout_ms;
         let q = guard.queries.iter().find(|q| q.id == qid)?;
-        // After a 401 nothing is sent until the next login.
-        let sends = !guard.unauthenticated
-            && (manner != Manner::Closing || guard.cancels_on_close(q.wait.cancel_on_close));
+        let sends = manner != Manner::Closing || guard.cancels_on_close(q.wait.cancel_on_close);
         let q = self.query_mut(id, qid)?;
         let req = q.req.take();
         let stop = q.life.client_id.as_deref().map(stop_body);
@@ -216,8 +215,7 @@ impl<P: Platform> Machine<P> {
                 return None;
             }
             Manner::Closing => return Some(StopResult::Cancelling),
-            Manner::Heard if taken => jobs,
-            Manner::Heard => self.cancel_by_snapshot(id, qid, Scope::Heard, None),
+            Manner::Heard => self.heard_cancels(id, qid, taken),
             Manner::Logout(group) => {
                 let own = self
                     .guard(id)
@@ -231,10 +229,9 @@ impl<P: Platform> Machine<P> {
         if let Some(waiter) = waiter {
             self.drop_waiter(id, waiter);
         }
-        let stop = match (sent.is_empty(), manner) {
-            (true, _) => StopResult::NotSent,
-            (false, Manner::Heard) => StopResult::Sent,
-            (false, _) => StopResult::Cancelling,
+        let stop = match manner {
+            Manner::Heard => cancel_word(&sent, StopResult::Sent),
+            _ => cancel_word(&sent, StopResult::Cancelling),
         };
         if let Some(s) = self.query_mut(id, qid).and_then(|q| q.stopped.as_mut()) {
             s.cancelling = sent;

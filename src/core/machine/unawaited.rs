@@ -6,6 +6,7 @@
 
 use super::super::awaited::{at_page_end, unawaited, GuardWaits};
 use super::super::response::Contract;
+use super::cancels::contract_of;
 use super::io::GuardId;
 use super::{Machine, Platform};
 
@@ -92,6 +93,24 @@ impl<P: Platform> Machine<P> {
                     .filter(|j| store.check_cancel(j).is_allowed())
                     .collect(),
             );
+        }
+        // And no cancel may be barred for it (a 401, an endpoint found absent): the next guard
+        // whose waiter would cancel it sends it instead.
+        let ids: Vec<GuardId> = self.guards.iter().map(|g| g.id).collect();
+        for (at, id) in ids.into_iter().enumerate() {
+            let jobs = allowed.get(at).cloned().unwrap_or_default();
+            let open: Vec<String> = jobs
+                .into_iter()
+                .filter(|job| {
+                    let contract = self
+                        .guard(id)
+                        .map(|g| contract_of(&g.store.check_cancel(job)));
+                    contract.is_some_and(|c| self.cancel_barred(id, c).is_none())
+                })
+                .collect();
+            if let Some(slot) = allowed.get_mut(at) {
+                *slot = open;
+            }
         }
         let cancelling = self.cancelling(None);
         let decided = {

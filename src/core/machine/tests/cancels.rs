@@ -202,3 +202,26 @@ fn a_cancel_endpoint_found_absent_is_not_asked_again_by_a_logout_or_the_pages_en
         "only the one that learned it: {cancels:?}"
     );
 }
+
+#[test]
+fn a_cancel_waiting_to_retry_when_a_401_comes_sends_nothing_more() {
+    let mut p = Page::new();
+    let g = p.signed_in(json!({"retry": {"attempts": 3, "baseDelayMs": 100, "maxDelayMs": 100}}));
+    p.record(g, JOB);
+    let first = p.cancel(g, JOB, None);
+    p.answer(p.open_to(CANCEL).unwrap(), 503, None);
+    // Another request of the session (a query's stop-endpoint question) meets a 401 while the
+    // cancel waits to retry.
+    p.query(g, None);
+    let probe = p.to(Method::Options, STOP)[0].req;
+    p.answer(probe, 401, None);
+    let sent = p.sent.len();
+    p.advance(100);
+    assert_eq!(
+        p.sent.len(),
+        sent,
+        "the retry never leaves: {:?}",
+        &p.sent[sent..]
+    );
+    assert_eq!(p.cancel_outcome(first).outcome, Outcome::Unauthenticated);
+}
