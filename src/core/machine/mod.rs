@@ -14,6 +14,7 @@
 //! - `servers`: what each server of the page can do, learned once
 //! - `cancels`: `cancel()`, from the local check to its last answer
 //! - `cancel_answers`: a cancel's answers, read as its flow needs them
+//! - `cancel_requests`: a cancel's request, and the one bar on it
 //! - `cancel_endpoints`: a cancel endpoint's first ask, and its absence learned once
 //! - `waits`: `waitFor()`'s waiters and their timer
 //! - `wait_entry`: a guard's wait entry, which tells the other tabs what it awaits
@@ -34,6 +35,7 @@ pub mod io;
 
 mod cancel_answers;
 mod cancel_endpoints;
+mod cancel_requests;
 mod cancels;
 mod chart_answers;
 mod client_id_probe;
