@@ -96,6 +96,19 @@ impl<P: Platform> Machine<P> {
         body: Option<String>,
         group: Option<u32>,
     ) {
+        self.send_keepalive(id, url, body, group, None);
+    }
+
+    /// Sends `url` as [`send_delivery`](Self::send_delivery) does; `cancel`: the cancel
+    /// endpoint's key and contract, learned from its answer's status.
+    pub(super) fn send_keepalive(
+        &mut self,
+        id: GuardId,
+        url: String,
+        body: Option<String>,
+        group: Option<u32>,
+        cancel: Option<(String, super::super::response::Contract)>,
+    ) {
         let Some(guard) = self.guard(id) else {
             return;
         };
@@ -103,6 +116,7 @@ impl<P: Platform> Machine<P> {
         let purpose = Purpose::Delivery {
             guard: id,
             group: group.unwrap_or(0),
+            cancel,
         };
         self.send(purpose, Method::Post, url, body, true, timeout);
         self.count_in(group);

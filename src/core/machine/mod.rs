@@ -99,9 +99,10 @@ pub struct Machine<P: Platform> {
     groups: Vec<Group>,
     /// How many connections the browser keeps to the page's server (`None`: no limit).
     connections: Option<usize>,
-    /// A connection was freed: what waits for one goes once the event or call that freed it
-    /// has made all its decisions (a logout, a signal or the page's end stops many queries
-    /// at once, and the first one's connection must not send the next one's request).
+    /// A connection was freed: what waits for one goes in a timer of 0 ms, once the event or
+    /// call that freed it, and the app's task around it, have made all their decisions (a
+    /// logout, a signal, the page's end or a filter change stops many queries at once, and
+    /// the first one's connection must not send the next one's request).
     hand_on: bool,
     /// The requests asked for after a 401, answered 401 without leaving.
     barred: Vec<ReqId>,
@@ -130,8 +131,10 @@ impl<P: Platform> Machine<P> {
     /// connection freed meanwhile among them).
     pub fn effects(&mut self) -> Vec<Effect> {
         self.answer_barred();
-        if std::mem::take(&mut self.hand_on) {
-            self.send_waiting();
+        let waiting = self.open.iter().any(|o| o.waiting.is_some());
+        let set = self.timers.iter().any(|(_, w)| *w == Wake::HandOn);
+        if std::mem::take(&mut self.hand_on) && waiting && !set {
+            self.set_timer(Wake::HandOn, 0);
         }
         std::mem::take(&mut self.out)
     }

@@ -3,7 +3,8 @@
 //! deadline; every request ends with [`Effect::End`], so the executor keeps no handle longer
 //! than the machine needs it.
 
-use super::super::endpoints::{drains_unread, Limit};
+use super::super::endpoints::{drains_unread, reading, Limit, Read};
+use super::super::response::Reply;
 use super::io::{Answer, Body, Effect, GuardId, Method, ReqId, Request, TimerId};
 use super::servers::stop_key_for;
 use super::{Machine, Platform};
@@ -44,7 +45,13 @@ pub(super) enum Purpose {
     Probe { guard: GuardId, url: String },
     /// Sent with `keepalive`, its answer not read; a logout's `stopped` waits for the answers
     /// of its group.
-    Delivery { guard: GuardId, group: u32 },
+    /// A cancel's (`cancel`: its endpoint's key and contract) still teaches what its status
+    /// says of the endpoint.
+    Delivery {
+        guard: GuardId,
+        group: u32,
+        cancel: Option<(String, super::super::response::Contract)>,
+    },
 }
 
 impl Purpose {
@@ -78,6 +85,9 @@ pub(super) enum Wake {
     Delivered(u32),
     /// The first cancel to an endpoint has been out for [`ASK_MS`](super::servers::ASK_MS):
     /// the others go.
+    /// Connections freed: what waits for one goes, once the app's current task has run (it
+    /// may stop the next queued query too: a filter change aborts every chart's old query).
+    HandOn,
     Asked {
         template: String,
         contract: super::super::response::Contract,
@@ -98,7 +108,7 @@ pub(super) struct Open {
     barred: bool,
     /// A chart-data request waiting for one of the page's connections: not sent yet, with its
     /// timeout.
-    waiting: Option<(Request, u64)>,
+    pub(super) waiting: Option<(Request, u64)>,
 }
 
 impl Open {
@@ -206,10 +216,11 @@ impl<P: Platform> Machine<P> {
     /// first, then the chart-data requests, each in the order they came; none of a guard whose
     /// page ended.
     pub(super) fn send_waiting(&mut self) {
+        // Nor of a page in the back/forward cache (it hands them on when it comes back).
         let ended: Vec<GuardId> = self
             .guards
             .iter()
-            .filter(|g| g.ended)
+            .filter(|g| g.ended || g.frozen)
             .map(|g| g.id)
             .collect();
         loop {
@@ -389,8 +400,22 @@ impl<P: Platform> Machine<P> {
             Purpose::Chart { guard, query } => self.chart_answered(guard, query, req, &answer),
             Purpose::Stop { guard, query } => self.stop_answered(guard, query, req, &answer),
             Purpose::Probe { url, .. } => self.probe_answered(&url, req, Some(&answer)),
-            Purpose::Delivery { group, .. } => {
+            Purpose::Delivery { group, cancel, .. } => {
                 self.end(req, true);
+                // An HTML 404 (6.1.0's missing route) says the cancel endpoint is not there:
+                // learned once, as a read cancel learns it, and not asked again.
+                let read = reading(
+                    answer.status,
+                    answer.redirected,
+                    answer.content_type.as_deref(),
+                );
+                if let (Some((template, contract)), 404, Read::Decided(Reply::NotJson)) =
+                    (cancel, answer.status, read)
+                {
+                    let absent = super::super::response::Outcome::Unsupported;
+                    self.servers
+                        .cancel_settled(&template, contract, absent, true);
+                }
                 self.delivered(group);
             }
         }
@@ -449,6 +474,7 @@ impl<P: Platform> Machine<P> {
             Wake::Confirm { guard, query } => self.confirm_stop(guard, query),
             Wake::Delivered(group) => self.delivery_timeout(group),
             Wake::Asked { template, contract } => self.asked(&template, contract),
+            Wake::HandOn => self.send_waiting(),
         }
     }
 }

@@ -171,6 +171,7 @@ impl<P: Platform> Machine<P> {
                 guard.frozen = false;
             }
             self.kick_follow(id);
+            self.hand_on = true;
         }
     }
 }

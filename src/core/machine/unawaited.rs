@@ -183,7 +183,12 @@ impl<P: Platform> Machine<P> {
         if self.cancel_barred(id, contract).is_some() {
             return false;
         }
-        self.send_delivery(id, url, body, group);
+        let template = self
+            .guard(id)
+            .map(|g| g.options.cancel_template(contract).to_owned());
+        let template = template.map(|t| self.server_key(id, &t));
+        let cancel = template.map(|t| (t, contract));
+        self.send_keepalive(id, url, body, group, cancel);
         true
     }
 

@@ -298,6 +298,8 @@ fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothin
     );
     while let Some(stop) = p.open_to(STOP) {
         p.answer(stop, 200, Some(json!({})));
+        // A freed connection is handed on once the app's task has run.
+        p.advance(0);
     }
     assert_eq!(p.to(Method::Post, STOP).len(), 5, "each in turn");
     let kept: Vec<ReqId> = p
@@ -310,6 +312,12 @@ fn over_six_connections_a_query_superseded_before_it_left_is_dropped_with_nothin
     for req in kept {
         p.answer(req, 400, Some(json!({"errors": []})));
     }
+    assert_eq!(
+        p.to(Method::Post, CHART).len() - 1,
+        5,
+        "not within the app's task"
+    );
+    p.advance(0);
     assert_eq!(p.to(Method::Post, CHART).len() - 1, 8, "the new ones went");
     let _ = next;
 }
@@ -399,4 +407,59 @@ fn at_the_pages_end_and_a_logout_no_request_waiting_for_a_connection_leaves() {
             );
         }
     }
+}
+
+#[test]
+fn a_filter_change_aborting_each_charts_old_query_sends_none_of_the_old_ones_queued() {
+    let mut p = Page::new();
+    p.m.set_protocol(Some("http/1.1"));
+    // 6.1.0 with the flag off: synchronous, no stop endpoint; every connection carries charts.
+    let (g, first) = with_probe(&mut p, json!({}), "GET");
+    let req = p.open_to(CHART).unwrap();
+    p.answer(req, 200, Some(json!({"result": [{"data": []}]})));
+    assert!(p.outcome(first).is_some());
+    let old: Vec<(PromiseId, SignalId)> = (0..20)
+        .map(|_| {
+            let s = p.signal();
+            (p.query(g, Some(s)), s)
+        })
+        .collect();
+    let sent_old = p.to(Method::Post, CHART).len();
+    // The README's pattern, chart by chart in one task: the new query, then the old one's abort.
+    for (_, signal) in &old {
+        p.query(g, None);
+        p.handle(Event::Aborted(*signal));
+    }
+    p.advance(0);
+    let posts = p.to(Method::Post, CHART).len();
+    assert_eq!(
+        posts,
+        sent_old + 6,
+        "six new ones, none of the old queued: {posts}"
+    );
+    for (promise, _) in &old[6..] {
+        assert_eq!(p.query_outcome(*promise).0.stop, Some(StopResult::NotSent));
+    }
+}
+
+#[test]
+fn a_late_202s_cancel_answered_by_an_html_404_teaches_the_endpoint_is_absent() {
+    let mut p = Page::new();
+    let (g, first) = with_probe(&mut p, json!({"timeoutMs": 8000}), "GET, OPTIONS");
+    fail_first(&mut p, first);
+    let (_, signal, req) = running(&mut p, g);
+    p.handle(Event::Aborted(signal));
+    p.answer(req, 202, Some(job_meta(JOB)));
+    let cancel = p.to(Method::Post, CANCEL)[0].req;
+    p.answer_html(cancel, 404);
+    // The next late 202: its job's cancel is not sent (6.1.0 has no such route).
+    let (_, signal, req) = running(&mut p, g);
+    p.handle(Event::Aborted(signal));
+    p.answer(req, 202, Some(job_meta("job-2")));
+    let all: Vec<&Request> = p
+        .sent
+        .iter()
+        .filter(|r| r.url.ends_with("/cancel"))
+        .collect();
+    assert_eq!(all.len(), 1, "one cancel learned it: {all:?}");
 }
