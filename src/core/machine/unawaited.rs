@@ -7,6 +7,7 @@
 use super::super::awaited::{at_page_end, unawaited, GuardWaits};
 use super::super::response::Contract;
 use super::cancels::contract_of;
+use super::guard::GuardState;
 use super::io::GuardId;
 use super::{Machine, Platform};
 
@@ -44,16 +45,7 @@ impl<P: Platform> Machine<P> {
         };
         // Its own cancel in flight is joined, not left alone.
         let cancelling = self.cancelling(Some(id));
-        let views: Vec<GuardWaits> = self
-            .guards
-            .iter()
-            .zip(&cancelling)
-            .map(|(g, cancelling)| GuardWaits {
-                waiters: &g.waits.rules,
-                except: if g.id == id { except } else { &[] },
-                cancelling,
-            })
-            .collect();
+        let views = views(&self.guards, &cancelling, Some((id, except)));
         unawaited(jobs, &views, &elsewhere)
     }
 
@@ -114,16 +106,7 @@ impl<P: Platform> Machine<P> {
         }
         let cancelling = self.cancelling(None);
         let decided = {
-            let views: Vec<GuardWaits> = self
-                .guards
-                .iter()
-                .zip(&cancelling)
-                .map(|(g, cancelling)| GuardWaits {
-                    waiters: &g.waits.rules,
-                    except: &[],
-                    cancelling,
-                })
-                .collect();
+            let views = views(&self.guards, &cancelling, None);
             at_page_end(&views, &elsewhere, |at, job| {
                 allowed.get(at).is_some_and(|a| a.iter().any(|j| j == job))
             })
@@ -215,4 +198,25 @@ impl<P: Platform> Machine<P> {
             .filter(|job| self.send_cancel_raw(id, job, Some(contract), tab.as_deref(), group))
             .collect()
     }
+}
+
+/// The page's guards as the rule sees them: their waiters (guard `except.0`'s but its waiters
+/// `except.1`, stopped with the job) and the cancels each has in flight (`cancelling`).
+fn views<'a, P: Platform>(
+    guards: &'a [GuardState<P>],
+    cancelling: &'a [Vec<String>],
+    except: Option<(GuardId, &'a [u32])>,
+) -> Vec<GuardWaits<'a>> {
+    guards
+        .iter()
+        .zip(cancelling)
+        .map(|(g, cancelling)| GuardWaits {
+            waiters: &g.waits.rules,
+            except: match except {
+                Some((id, except)) if g.id == id => except,
+                _ => &[],
+            },
+            cancelling,
+        })
+        .collect()
 }
